@@ -1,0 +1,1 @@
+"""Benchmarks: `kilobit bench NAME` writes docs/benchmarks/NAME.md."""

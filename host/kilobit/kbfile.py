@@ -1,0 +1,65 @@
+"""The versioned binary model container (docs/contract.md, section 4).
+
+    b"KBIT" | version u8 | model type u8 | reserved u16 | payload length u32 | payload | crc32 u32
+"""
+import struct
+import zlib
+
+from .errors import ModelFileError
+
+MAGIC = b"KBIT"
+VERSION = 1
+MODEL_TYPES = {"rkp": 1}
+MODEL_NAMES = {v: k for k, v in MODEL_TYPES.items()}
+_HEAD = struct.Struct("<4sBBHI")
+
+
+def pack(model_name, payload):
+    head = _HEAD.pack(MAGIC, VERSION, MODEL_TYPES[model_name], 0, len(payload))
+    body = head + bytes(payload)
+    return body + struct.pack("<I", zlib.crc32(body) & 0xFFFFFFFF)
+
+
+def unpack(data):
+    """Return (model name, payload) or raise ModelFileError saying what is wrong."""
+    data = bytes(data)
+    if len(data) < 4 or data[:4] != MAGIC:
+        raise ModelFileError("not a kilobit model file (bad magic %r)" % data[:4])
+    if len(data) < _HEAD.size + 4:
+        raise ModelFileError("truncated model file (%d bytes)" % len(data))
+    _, version, mtype, _, length = _HEAD.unpack_from(data)
+    if version != VERSION:
+        raise ModelFileError("unsupported model file version %d (this kilobit reads %d)"
+                             % (version, VERSION))
+    if mtype not in MODEL_NAMES:
+        raise ModelFileError("unknown model type %d" % mtype)
+    end = _HEAD.size + length
+    if len(data) != end + 4:
+        raise ModelFileError("truncated or padded model file: %d bytes, header says %d"
+                             % (len(data), end + 4))
+    (crc,) = struct.unpack_from("<I", data, end)
+    if zlib.crc32(data[:end]) & 0xFFFFFFFF != crc:
+        raise ModelFileError("corrupt model file (CRC mismatch)")
+    return MODEL_NAMES[mtype], data[_HEAD.size:end]
+
+
+def read(path):
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise ModelFileError("cannot read model file %s: %s" % (path, e.strerror)) from None
+    return unpack(data)
+
+
+def write(path, data):
+    """Write atomically: a crash or error never leaves a half-written model behind."""
+    import os
+    tmp = "%s.tmp%d" % (path, os.getpid())
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

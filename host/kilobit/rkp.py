@@ -1,0 +1,308 @@
+"""Random Kernel Perceptron (Djuric & Vucetic 2010): float reference and integer reference.
+
+The integer reference (`RKPInt`) *is* the contract of docs/contract.md section 3 in executable
+form; device/kbit/rkp.py and firmware_c/kb_rkp.h must agree with it bit for bit. The float
+reference (`RKPFloat`) is the paper's eq. 6 with exact exp on the same quantized codes and the
+same removal sequence, so the two differ only by the fixed-point weight approximation.
+"""
+import math
+import struct
+
+import numpy as np
+
+from . import kbfile
+from .errors import ModelFileError
+from .quant import quantize
+from .rng import Rng, seed_state
+
+KERNELS = ("laplace", "rbf")
+TABLE_MAX = 32
+DEFAULT_C = 255
+_PARAMS = struct.Struct("<BBHHbBHHB")  # kernel bits dims budget width C rng count ntab
+
+
+def check_params(kernel, bits, dims, budget, width, C):
+    """Raise ValueError unless the parameters are inside the contract's ranges."""
+    if kernel not in KERNELS:
+        raise ValueError("kernel must be one of %s, got %r" % (KERNELS, kernel))
+    if not 1 <= bits <= 8:
+        raise ValueError("bits must be in 1..8, got %d" % bits)
+    if not 1 <= dims <= 0xFFFF:
+        raise ValueError("dims must be in 1..65535, got %d" % dims)
+    if not 1 <= budget <= 0xFFFF:
+        raise ValueError("budget must be in 1..65535 support vectors, got %d" % budget)
+    if not -16 <= width <= 16:
+        raise ValueError("width A must be in -16..16, got %d" % width)
+    if not 1 <= C <= 255:
+        raise ValueError("C must be in 1..255 (8-bit weights, 16-bit products), got %d" % C)
+    top = (1 << bits) - 1
+    if kernel == "laplace" and dims * top > 0xFFFF:
+        raise ValueError("laplace distance M*(2^B-1) = %d exceeds 16 bits" % (dims * top))
+    if kernel == "rbf" and dims * top * top > (1 << 30) - 1:
+        raise ValueError("rbf distance M*(2^B-1)^2 = %d exceeds 30 bits" % (dims * top * top))
+
+
+def kernel_scale(kernel, bits, width):
+    """The exponent e with g = exp(-1 / 2^e): A+B for laplace, A+2B for rbf."""
+    return width + (2 * bits if kernel == "rbf" else bits)
+
+
+def power_table(kernel, bits, width, C=DEFAULT_C):
+    """P[j] = round(C * g^(2^j)) until the first zero (contract 3.2). Computed once, on the host."""
+    inv_width = 2.0 ** -kernel_scale(kernel, bits, width)
+    table = []
+    for j in range(TABLE_MAX):
+        p = int(math.floor(C * math.exp(-(2.0 ** j) * inv_width) + 0.5))
+        if p == 0:
+            break
+        table.append(p)
+    return table
+
+
+def weight(k, table, C):
+    """w(k) by the log method with rounded division (contract 3.2). Scalar form."""
+    if k == 0:
+        return C
+    j = k.bit_length() - 1
+    if j >= len(table):
+        return 0
+    w = table[j]
+    half = C >> 1
+    for b in range(j - 1, -1, -1):
+        if (k >> b) & 1:
+            w = (w * table[b] + half) // C
+            if w == 0:
+                return 0
+    return w
+
+
+def weights(k, table, C):
+    """Vectorised w(k) over an integer array; identical to `weight` element by element."""
+    k = np.asarray(k, dtype=np.int64)
+    w = np.where(k == 0, C, 0).astype(np.int64)
+    started = np.zeros(k.shape, dtype=bool)
+    alive = k != 0
+    half = C >> 1
+    top = int(k.max()).bit_length() if k.size else 0
+    for b in range(top - 1, -1, -1):
+        bit = ((k >> b) & 1).astype(bool) & alive
+        first = bit & ~started
+        if b >= len(table):
+            alive &= ~first  # highest bit beyond the table: weight 0
+            started |= first
+            continue
+        p = table[b]
+        w = np.where(first, p, w)
+        more = bit & started
+        w = np.where(more, (w * p + half) // C, w)
+        started |= first
+    return np.where(alive | (k == 0), w, 0)
+
+
+def distances(kernel, S, u):
+    diff = S - u
+    if kernel == "laplace":
+        return np.abs(diff).sum(axis=1)
+    return (diff * diff).sum(axis=1)
+
+
+def mem_bytes(budget, dims, bits):
+    """Size of the bit-packed support-vector memory (contract 3.5)."""
+    return (budget * (dims * bits + 1) + 7) // 8
+
+
+class _Core:
+    """Support-vector store and random-removal learning rule shared by both references."""
+
+    def __init__(self, kernel, bits, dims, budget, width, C=DEFAULT_C, seed=0):
+        check_params(kernel, bits, dims, budget, width, C)
+        self.kernel, self.bits, self.dims, self.budget = kernel, bits, dims, budget
+        self.width, self.C = width, C
+        self.rng = Rng(seed_state(seed))
+        self.codes = np.zeros((budget, dims), dtype=np.int64)
+        self.labels = np.zeros(budget, dtype=np.int64)  # +1 / -1 for stored slots
+        self.count = 0
+
+    def score(self, u):
+        raise NotImplementedError
+
+    def learn(self, u, y):
+        """One step of Algorithm 1: return (score before learning, mistake flag)."""
+        s = self.score(u)
+        mistake = s <= 0 if y == 1 else s >= 0
+        if mistake:
+            if self.count < self.budget:
+                slot = self.count
+                self.count += 1
+            else:
+                slot = self.rng.below(self.budget)
+            self.codes[slot] = u
+            self.labels[slot] = 1 if y == 1 else -1
+        return s, mistake
+
+    def memory(self):
+        """The bit-packed support-vector memory of contract 3.5."""
+        B, M = self.bits, self.dims
+        bits = np.zeros((self.budget, M * B + 1), dtype=np.uint8)
+        n = self.count
+        bits[:n, 0] = self.labels[:n] > 0
+        shifts = np.arange(B)
+        bits[:n, 1:] = ((self.codes[:n, :, None] >> shifts) & 1).reshape(n, M * B)
+        flat = np.concatenate([bits.ravel(), np.zeros((-bits.size) % 8, dtype=np.uint8)])
+        return np.packbits(flat, bitorder="little").tobytes()
+
+    def load_memory(self, mem, count):
+        B, M = self.bits, self.dims
+        S = M * B + 1
+        flat = np.unpackbits(np.frombuffer(mem, dtype=np.uint8), bitorder="little")
+        bits = flat[: self.budget * S].reshape(self.budget, S).astype(np.int64)
+        self.labels[:] = 0
+        self.codes[:] = 0
+        self.labels[:count] = np.where(bits[:count, 0] == 1, 1, -1)
+        code_bits = bits[:count, 1:].reshape(count, M, B)
+        self.codes[:count] = (code_bits << np.arange(B)).sum(axis=2)
+        self.count = count
+
+
+class RKPInt(_Core):
+    """Integer reference: fixed-point eq. 10 with the log-method weights of contract 3.2."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.table = power_table(self.kernel, self.bits, self.width, self.C)
+
+    def score(self, u):
+        n = self.count
+        if n == 0:
+            return 0
+        d = distances(self.kernel, self.codes[:n], u)
+        w = weights(d - d.min(), self.table, self.C)
+        return int((self.labels[:n] * w).sum())
+
+    # --- model file (contract 4) ---
+    def to_bytes(self, scaler=None):
+        kernel = KERNELS.index(self.kernel)
+        head = _PARAMS.pack(kernel, self.bits, self.dims, self.budget, self.width, self.C,
+                            self.rng.state, self.count, len(self.table))
+        parts = [head, bytes(self.table), self.memory()]
+        if scaler is None:
+            parts.append(b"\x00")
+        else:
+            lo, hi = scaler
+            parts.append(b"\x01")
+            parts.append(np.asarray(lo, dtype="<f4").tobytes())
+            parts.append(np.asarray(hi, dtype="<f4").tobytes())
+        return kbfile.pack("rkp", b"".join(parts))
+
+    @classmethod
+    def from_bytes(cls, data):
+        """Return (model, scaler or None); raise ModelFileError on any inconsistency."""
+        name, p = kbfile.unpack(data)
+        if name != "rkp":
+            raise ModelFileError("expected an rkp model, file holds %s" % name)
+        if len(p) < _PARAMS.size:
+            raise ModelFileError("truncated rkp parameters")
+        kernel, bits, dims, budget, width, C, state, count, ntab = _PARAMS.unpack_from(p)
+        if kernel >= len(KERNELS):
+            raise ModelFileError("unknown kernel id %d" % kernel)
+        try:
+            check_params(KERNELS[kernel], bits, dims, budget, width, C)
+            rng = Rng(state)
+        except ValueError as e:
+            raise ModelFileError("bad rkp parameters: %s" % e) from None
+        if count > budget or ntab > TABLE_MAX:
+            raise ModelFileError("bad rkp header: count %d budget %d ntab %d"
+                                 % (count, budget, ntab))
+        off = _PARAMS.size
+        table = list(p[off:off + ntab])
+        off += ntab
+        nmem = mem_bytes(budget, dims, bits)
+        mem = p[off:off + nmem]
+        off += nmem
+        if len(table) != ntab or len(mem) != nmem or off >= len(p):
+            raise ModelFileError("truncated rkp payload")
+        if any(t == 0 or t > C for t in table) or table != sorted(table, reverse=True):
+            raise ModelFileError("bad rkp weight table")
+        has_scaler = p[off]
+        off += 1
+        scaler = None
+        if has_scaler == 1:
+            if len(p) != off + 8 * dims:
+                raise ModelFileError("truncated or padded rkp scaler")
+            lo = np.frombuffer(p, dtype="<f4", count=dims, offset=off).copy()
+            hi = np.frombuffer(p, dtype="<f4", count=dims, offset=off + 4 * dims).copy()
+            scaler = (lo, hi)
+        elif has_scaler != 0 or len(p) != off:
+            raise ModelFileError("bad rkp trailer")
+        m = cls(KERNELS[kernel], bits, dims, budget, width, C)
+        m.rng = rng
+        m.table = table  # the file's table is authoritative: it defines the weights
+        m.load_memory(mem, count)
+        return m, scaler
+
+
+class RKPFloat(_Core):
+    """Float reference: exact K = exp(-d / 2^(A+B)) (eq. 6), same codes, same removals."""
+
+    def score(self, u):
+        n = self.count
+        if n == 0:
+            return 0.0
+        d = distances(self.kernel, self.codes[:n], u).astype(np.float64)
+        k = np.exp(-d * 2.0 ** -kernel_scale(self.kernel, self.bits, self.width))
+        return float((self.labels[:n] * k).sum())
+
+
+class RandomKernelPerceptron:
+    """Budgeted kernel perceptron with random removal, in the scikit-learn / river style.
+
+    X is scaled to [0, 1] (see kilobit.quant.MinMaxScaler) and quantized to `bits` bits inside;
+    y is 0/1. `fixed=True` runs the integer contract (what the devices run), `fixed=False` the
+    float reference. One pass over the data, in order, as the paper's online learner.
+    """
+
+    def __init__(self, kernel="laplace", bits=4, budget=62, width=-6, C=DEFAULT_C, seed=0,
+                 fixed=True):
+        self.kernel, self.bits, self.budget, self.width = kernel, bits, budget, width
+        self.C, self.seed, self.fixed = C, seed, fixed
+
+    def _init(self, dims):
+        cls = RKPInt if self.fixed else RKPFloat
+        self.model_ = cls(self.kernel, self.bits, dims, self.budget, self.width, self.C,
+                          self.seed)
+
+    def _codes(self, X):
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim == 1:
+            X = X[None, :]
+        if hasattr(self, "model_") and X.shape[1] != self.model_.dims:
+            raise ValueError("expected %d features, got %d" % (self.model_.dims, X.shape[1]))
+        return quantize(X, self.bits)
+
+    def fit(self, X, y):
+        X = np.asarray(X)
+        self._init(X.shape[1])
+        return self.partial_fit(X, y)
+
+    def partial_fit(self, X, y):
+        X = np.asarray(X)
+        if not hasattr(self, "model_"):
+            self._init(X.shape[1])
+        for u, t in zip(self._codes(X), np.asarray(y)):
+            self.model_.learn(u, int(t))
+        return self
+
+    def learn_one(self, x, y):
+        return self.partial_fit(np.asarray(x)[None, :], [y])
+
+    def decision_function(self, X):
+        return np.array([self.model_.score(u) for u in self._codes(X)])
+
+    def predict(self, X):
+        return (self.decision_function(X) > 0).astype(np.int64)
+
+    def predict_one(self, x):
+        return int(self.predict(np.asarray(x)[None, :])[0])
+
+    def score(self, X, y):
+        return float(np.mean(self.predict(X) == np.asarray(y)))

