@@ -1,5 +1,170 @@
-"""kilobit command line (placeholder while the foundation lands)."""
+"""kilobit command line: train, eval, golden, bench, demo.
+
+Every user error (bad data, bad model file, parameters that cannot fit) ends with one line
+`kilobit: error: ...` on stderr and exit status 2; nothing is half-written.
+"""
+import argparse
+import sys
+
+from .errors import KilobitError
+
+DEFAULT_RUNTIMES = ("host", "kbit-cpython", "kbit-micropython", "c-host")
+
+
+def _add_rkp_params(p, budget=62, dims=False):
+    p.add_argument("--kernel", choices=("laplace", "rbf"), default="laplace")
+    p.add_argument("--bits", type=int, default=4, help="input bits B (1-8)")
+    p.add_argument("--budget", type=int, default=budget, help="support vectors T")
+    p.add_argument("--width", type=int, default=-6, help="kernel width exponent A (2^A)")
+    p.add_argument("--C", type=int, default=255, help="weight scale C (1-255)")
+    p.add_argument("--seed", type=int, default=0)
+    if dims:
+        p.add_argument("--dims", type=int, required=True, help="input dimension M")
+
+
+def build_parser():
+    ap = argparse.ArgumentParser(prog="kilobit", description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    p = sub.add_parser("train", help="train a model on the host and write a .kb file")
+    tsub = p.add_subparsers(dest="model", required=True)
+    t = tsub.add_parser("rkp", help="Random Kernel Perceptron (one online pass, integer rules)")
+    _add_rkp_params(t)
+    t.add_argument("--data", required=True, help="banana, checkerboard, pendigits, digits or a CSV")
+    t.add_argument("--test", help="CSV test split (with a CSV --data)")
+    t.add_argument("-o", "--output", required=True)
+
+    p = sub.add_parser("eval", help="accuracy of a .kb model on a data set's test split")
+    p.add_argument("model")
+    p.add_argument("--data", required=True)
+    p.add_argument("--test", help="CSV test split (with a CSV --data)")
+    p.add_argument("--seed", type=int, default=0, help="the split's shuffle seed")
+
+    p = sub.add_parser("golden", help="make or check golden vectors")
+    gsub = p.add_subparsers(dest="action", required=True)
+    g = gsub.add_parser("make", help="write one golden file")
+    g.add_argument("model", choices=("rkp",))
+    _add_rkp_params(g, dims=True)
+    g.add_argument("--steps", type=int, default=200)
+    g.add_argument("-o", "--output", required=True)
+    g = gsub.add_parser("make-set", help="rewrite the checked-in golden set")
+    g.add_argument("directory", nargs="?", default="tests/golden")
+    g = gsub.add_parser("check", help="replay golden files on runtimes, bit for bit")
+    g.add_argument("files", nargs="+")
+    g.add_argument("--runtime", action="append", dest="runtimes",
+                   help="runtime name (repeatable); default: %s" % ", ".join(DEFAULT_RUNTIMES))
+
+    p = sub.add_parser("bench", help="run a benchmark and write docs/benchmarks/NAME.md")
+    bsub = p.add_subparsers(dest="name", required=True)
+    b = bsub.add_parser("rkp", help="the RKP paper's experiments (Tables 3-5, Figures 2-4)")
+    b.add_argument("-o", "--output", default="docs/benchmarks/rkp.md")
+    b.add_argument("--shuffles", type=int, default=10)
+    b.add_argument("--quick", action="store_true", help="a smoke run: fewer shuffles and A values")
+
+    p = sub.add_parser("demo", help="train on Banana, then learn on every device runtime")
+    p.add_argument("--runtime", action="append", dest="runtimes")
+    p.add_argument("-o", "--output", default="build/demo-banana.kb")
+    return ap
+
+
+def cmd_train(a):
+    import numpy as np
+
+    from . import data, kbfile
+    from .rkp import RandomKernelPerceptron, mem_bytes
+
+    split = data.load(a.data, seed=a.seed, test=a.test)
+    scaler, Xtr, Xte = data.scale(split)
+    est = RandomKernelPerceptron(a.kernel, a.bits, a.budget, a.width, a.C, a.seed)
+    try:
+        est.fit(Xtr, split.y_train)
+    except ValueError as e:
+        raise KilobitError(str(e)) from None
+    blob = est.model_.to_bytes(scaler=(scaler.lo_, scaler.hi_))
+    kbfile.write(a.output, blob)
+    acc = est.score(Xte, split.y_test)
+    m = est.model_
+    print("rkp %s B=%d T=%d A=%d C=%d on %s: %d train / %d test rows, M=%d"
+          % (a.kernel, a.bits, a.budget, a.width, a.C, split.name, len(Xtr), len(Xte), Xtr.shape[1]))
+    print("support vectors %d/%d, memory %d B, model file %d B -> %s"
+          % (m.count, m.budget, mem_bytes(m.budget, m.dims, m.bits), len(blob), a.output))
+    print("test accuracy (integer model) %.4f" % acc)
+    return 0
+
+
+def cmd_eval(a):
+    from . import data
+    from .quant import MinMaxScaler, quantize
+    from .rkp import RKPInt
+
+    try:
+        with open(a.model, "rb") as f:
+            blob = f.read()
+    except OSError as e:
+        raise KilobitError("cannot read model file %s: %s" % (a.model, e.strerror)) from None
+    m, scaler = RKPInt.from_bytes(blob)
+    split = data.load(a.data, seed=a.seed, test=a.test)
+    if split.X_test.shape[1] != m.dims:
+        raise KilobitError("model expects %d features, %s has %d"
+                           % (m.dims, split.name, split.X_test.shape[1]))
+    sc = MinMaxScaler()
+    if scaler is not None:
+        sc.lo_, sc.hi_ = scaler
+    else:
+        sc.fit(split.X_train)
+    codes = quantize(sc.transform(split.X_test), m.bits)
+    pred = [int(m.score(u) > 0) for u in codes]
+    acc = sum(int(p == t) for p, t in zip(pred, split.y_test)) / len(pred)
+    print("%s on %s test split (%d rows): accuracy %.4f" % (a.model, split.name, len(pred), acc))
+    return 0
+
+
+def cmd_golden(a):
+    from . import golden
+
+    if a.action == "make":
+        doc = golden.make(a.kernel, a.bits, a.budget, a.width, a.dims, a.steps, a.seed, a.C)
+        golden.dump(doc, a.output)
+        print("wrote %s (%d steps)" % (a.output, a.steps))
+        return 0
+    if a.action == "make-set":
+        golden.make_set(a.directory)
+        return 0
+    names = a.runtimes or list(DEFAULT_RUNTIMES)
+    bad = 0
+    for f in a.files:
+        print(f)
+        failures = golden.check(f, names)
+        bad += bool(failures)
+    print("%d of %d golden files agree on %s" % (len(a.files) - bad, len(a.files), ", ".join(names)))
+    return 1 if bad else 0
+
+
+def cmd_bench(a):
+    from .bench import rkp
+
+    rkp.run(out=a.output, shuffles=a.shuffles, quick=a.quick)
+    print("wrote %s" % a.output)
+    return 0
+
+
+def cmd_demo(a):
+    from . import demo
+
+    return demo.run(a.runtimes or list(DEFAULT_RUNTIMES), a.output)
 
 
 def main(argv=None):
-    raise SystemExit("kilobit: CLI not written yet")
+    a = build_parser().parse_args(argv)
+    try:
+        return {"train": cmd_train, "eval": cmd_eval, "golden": cmd_golden,
+                "bench": cmd_bench, "demo": cmd_demo}[a.cmd](a)
+    except KilobitError as e:
+        print("kilobit: error: %s" % e, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

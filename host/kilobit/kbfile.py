@@ -43,15 +43,6 @@ def unpack(data):
     return MODEL_NAMES[mtype], data[_HEAD.size:end]
 
 
-def read(path):
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise ModelFileError("cannot read model file %s: %s" % (path, e.strerror)) from None
-    return unpack(data)
-
-
 def write(path, data):
     """Write atomically: a crash or error never leaves a half-written model behind."""
     import os

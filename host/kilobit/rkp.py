@@ -126,8 +126,19 @@ class _Core:
     def score(self, u):
         raise NotImplementedError
 
+    def check_input(self, u, y=0):
+        """Contract 3.1: codes in 0..2^B-1, M of them, label 0 or 1; anything else is refused."""
+        u = np.asarray(u)
+        if u.shape != (self.dims,):
+            raise ValueError("expected %d codes, got shape %s" % (self.dims, u.shape))
+        if u.min() < 0 or u.max() >= (1 << self.bits):
+            raise ValueError("codes must be in 0..%d" % ((1 << self.bits) - 1))
+        if y not in (0, 1):
+            raise ValueError("label must be 0 or 1, got %r" % (y,))
+
     def learn(self, u, y):
         """One step of Algorithm 1: return (score before learning, mistake flag)."""
+        self.check_input(u, y)
         s = self.score(u)
         mistake = s <= 0 if y == 1 else s >= 0
         if mistake:

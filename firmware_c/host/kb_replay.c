@@ -1,0 +1,183 @@
+/*
+ * kb_replay - run the C runtime on the host, for comparison with the integer reference
+ * (kilobit.runtimes.c_host drives it; docs/contract.md, section 5).
+ *
+ *     kb_replay MODEL.kb < steps
+ *
+ * One step per line: "L y c0 .. cM-1" (learn, y in {0, 1}) or "Q c0 .. cM-1" (score only).
+ * Per step it prints "score pred mistake count", followed on a mistake by a space and the
+ * support-vector memory in lowercase hex; after the last step "END <memory hex>".
+ *
+ * Exit status: 0 ok; 1 output failed; 2 model refused (or unreadable, or bad usage);
+ * 3 malformed step line.
+ * Errors go to stderr as "error: <text>", the text of a refused model being kb_strerror's.
+ *
+ * Like the devices, it never calls malloc: the model file, the input line and the codes live
+ * in static buffers sized for any model whose memory is at most KB_REPLAY_MAX_MEM bytes.
+ * Built with -include of a KB_RKP_CONST configuration it runs the compile-time-parameter
+ * variant of kb_rkp.h instead (and refuses models of other parameters).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kb_file.h"
+#include "../kb_rkp.h"
+
+#define KB_REPLAY_MAX_MEM 65536ul
+#define KB_REPLAY_MAX_DIMS 65535ul
+/* Largest file: header, parameters, full table, memory, scaler flag and float32 lo/hi. */
+#define KB_REPLAY_MAX_FILE                                                                    \
+    (KB_FILE_HEAD + KB_RKP_PARAMS + KB_TABLE_MAX + KB_REPLAY_MAX_MEM + 1 +                    \
+     8 * KB_REPLAY_MAX_DIMS + KB_FILE_CRC)
+/* "L 1" then up to 65535 codes of at most 3 digits, with room for generous spacing. */
+#define KB_REPLAY_MAX_LINE (1ul << 20)
+
+static uint8_t file_buf[KB_REPLAY_MAX_FILE + 1];
+static char line[KB_REPLAY_MAX_LINE];
+static uint8_t codes[KB_REPLAY_MAX_DIMS];
+
+static void die(int status, const char *what, unsigned long step)
+{
+    fflush(stdout);
+    if (step)
+        fprintf(stderr, "error: step %lu: %s\n", step, what);
+    else
+        fprintf(stderr, "error: %s\n", what);
+    exit(status);
+}
+
+static void print_mem(const kb_rkp_t *m)
+{
+    static const char hex[] = "0123456789abcdef";
+    const uint8_t *mem = KB_RKP_MEM(m);
+    const uint32_t n = KB_RKP_MEM_BYTES(m);
+    uint32_t i;
+    (void)m;
+    for (i = 0; i < n; i++) {
+        putchar(hex[mem[i] >> 4]);
+        putchar(hex[mem[i] & 15u]);
+    }
+}
+
+static int is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+static const char *skip_space(const char *s)
+{
+    while (is_space(*s))
+        s++;
+    return s;
+}
+
+/* Parse an unsigned decimal token at *s that is at most `max`; advance past it. Signs, other
+ * bases and trailing garbage are refused (strtoul would accept "-1", "+1" and " 0x1"). */
+static int parse_uint(const char **s, unsigned long max, unsigned long *value)
+{
+    const char *p = *s;
+    unsigned long v = 0;
+    if (*p < '0' || *p > '9')
+        return 0;
+    while (*p >= '0' && *p <= '9') {
+        v = v * 10u + (unsigned long)(*p - '0');
+        if (v > max)
+            return 0;
+        p++;
+    }
+    if (*p != '\0' && !is_space(*p))
+        return 0;
+    *s = p;
+    *value = v;
+    return 1;
+}
+
+static kb_err_t load(kb_rkp_t *m, const char *path)
+{
+    size_t len;
+    uint8_t type;
+    FILE *f = fopen(path, "rb");
+    if (!f || (len = fread(file_buf, 1, sizeof file_buf, f), ferror(f))) {
+        static char msg[512];
+        sprintf(msg, "cannot read model file %.400s: %.80s", path, strerror(errno));
+        die(2, msg, 0);
+    }
+    fclose(f);
+    if (len > KB_REPLAY_MAX_FILE) {
+        /* Still name a foreign file as such rather than as a big one. */
+        kb_err_t err = kb_file_head(file_buf, len, &type);
+        return err != KB_OK ? err : KB_ERR_LIMIT;
+    }
+    {
+        kb_err_t err = kb_rkp_load(m, file_buf, len);
+        if (err == KB_OK && KB_RKP_MEM_BYTES(m) > KB_REPLAY_MAX_MEM)
+            return KB_ERR_LIMIT;
+        return err;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    kb_rkp_t m;
+    kb_err_t err;
+    unsigned long step = 0;
+    unsigned long top;
+
+    if (argc != 2)
+        die(2, "usage: kb_replay MODEL.kb < steps", 0);
+    err = load(&m, argv[1]);
+    if (err != KB_OK)
+        die(2, kb_strerror(err), 0);
+    top = (1ul << KB_RKP_BITS(&m)) - 1u;
+
+    while (fgets(line, sizeof line, stdin)) {
+        const char *s = skip_space(line);
+        unsigned long y = 0, v;
+        uint8_t mistake = 0, learn;
+        kb_dim_t j;
+        kb_score_t score;
+
+        if (*s == '\0')
+            continue; /* blank line */
+        step++;
+        if (!strchr(line, '\n') && !feof(stdin))
+            die(3, "line too long", step);
+        learn = (uint8_t)(*s == 'L');
+        if ((*s != 'L' && *s != 'Q') || !is_space(s[1]))
+            die(3, "expected 'L y codes..' or 'Q codes..'", step);
+        s = skip_space(s + 1);
+        if (learn && !parse_uint(&s, 1, &y))
+            die(3, "label must be 0 or 1", step);
+        for (j = 0; j < KB_RKP_DIMS(&m); j++) {
+            s = skip_space(s);
+            if (*s == '\0')
+                die(3, "fewer codes than the model's dims", step);
+            if (!parse_uint(&s, top, &v))
+                die(3, "code is not an integer in 0..2^bits-1", step);
+            codes[j] = (uint8_t)v;
+        }
+        if (*skip_space(s) != '\0')
+            die(3, "more codes than the model's dims", step);
+
+        if (learn)
+            score = kb_rkp_learn(&m, codes, (uint8_t)y, &mistake);
+        else
+            score = kb_rkp_score(&m, codes);
+        printf("%ld %d %d %lu", (long)score, score > 0, mistake, (unsigned long)m.count);
+        if (mistake) {
+            putchar(' ');
+            print_mem(&m);
+        }
+        putchar('\n');
+    }
+    if (ferror(stdin))
+        die(3, "cannot read steps", 0);
+    fputs("END ", stdout);
+    print_mem(&m);
+    putchar('\n');
+    if (fflush(stdout) != 0)
+        die(1, "cannot write results", 0);
+    return 0;
+}

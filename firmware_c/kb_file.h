@@ -1,0 +1,212 @@
+/*
+ * kb_file.h - read and validate a .kb model file (docs/contract.md, section 4).
+ *
+ * Refuses exactly what the host loader (kilobit.kbfile.unpack, RKPInt.from_bytes) refuses, in
+ * the same order, each with its own error code: a device must never learn on top of a foreign,
+ * truncated or corrupt snapshot. The trailing scaler (float32 lo/hi) is host-only and is
+ * skipped as bytes, so no floating point is involved.
+ *
+ * Runtime-parameter builds load in place: the kb_rkp_t's table and memory point into the
+ * caller's buffer, which must stay alive and writable. Compile-time-parameter builds
+ * (KB_RKP_CONST) check that the file matches the compiled-in parameters and table and copy
+ * the memory into kb_rkp_mem.
+ */
+#ifndef KB_FILE_H
+#define KB_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kb_crc32.h"
+#include "kb_rkp.h"
+
+typedef enum {
+    KB_OK = 0,
+    KB_ERR_MAGIC,     /* not a kilobit file */
+    KB_ERR_VERSION,   /* a format version this code does not read */
+    KB_ERR_TYPE,      /* a model type this code does not run */
+    KB_ERR_TRUNCATED, /* length fields disagree with the data (truncated or padded) */
+    KB_ERR_CRC,       /* the bytes changed after writing */
+    KB_ERR_PARAM,     /* a parameter outside the contract's ranges */
+    KB_ERR_TABLE,     /* power table not in 1..C or increasing */
+    KB_ERR_TRAILER,   /* scaler flag neither 0 nor 1, or bytes after the model */
+    KB_ERR_LIMIT,     /* valid, but larger than this build supports */
+    KB_ERR_MISMATCH,  /* valid, but not the parameters this build was compiled for */
+    KB_ERR_COUNT_
+} kb_err_t;
+
+static inline const char *kb_strerror(kb_err_t err)
+{
+    switch (err) {
+    case KB_OK: return "ok";
+    case KB_ERR_MAGIC: return "not a kilobit model file (bad magic)";
+    case KB_ERR_VERSION: return "unsupported model file version";
+    case KB_ERR_TYPE: return "unknown model type";
+    case KB_ERR_TRUNCATED: return "truncated or padded model file";
+    case KB_ERR_CRC: return "corrupt model file (CRC mismatch)";
+    case KB_ERR_PARAM: return "bad rkp parameters";
+    case KB_ERR_TABLE: return "bad rkp weight table";
+    case KB_ERR_TRAILER: return "bad rkp trailer";
+    case KB_ERR_LIMIT: return "model too large for this build";
+    case KB_ERR_MISMATCH: return "model parameters differ from the compiled-in ones";
+    case KB_ERR_COUNT_: break;
+    }
+    return "unknown error";
+}
+
+#define KB_FILE_MAGIC "KBIT"
+#define KB_FILE_VERSION 1
+#define KB_FILE_TYPE_RKP 1
+#define KB_FILE_HEAD 12 /* magic, version, type, reserved, payload length */
+#define KB_FILE_CRC 4
+#define KB_RKP_PARAMS 13 /* kernel bits dims budget width C rng count ntab */
+
+static inline uint16_t kb_le16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (uint16_t)((uint16_t)p[1] << 8));
+}
+
+static inline uint32_t kb_le32(const uint8_t *p)
+{
+    return (uint32_t)kb_le16(p) | (uint32_t)kb_le16(p + 2) << 16;
+}
+
+/* The checks that need only the first bytes: magic, version, model type. `len` may be a prefix
+ * of the file, which lets a caller with a small buffer tell a foreign file from a big one. */
+static inline kb_err_t kb_file_head(const uint8_t *data, size_t len, uint8_t *type)
+{
+    uint8_t i;
+    if (len < 4)
+        return KB_ERR_MAGIC;
+    for (i = 0; i < 4; i++)
+        if (data[i] != (uint8_t)KB_FILE_MAGIC[i])
+            return KB_ERR_MAGIC;
+    if (len < KB_FILE_HEAD + KB_FILE_CRC)
+        return KB_ERR_TRUNCATED;
+    if (data[4] != KB_FILE_VERSION)
+        return KB_ERR_VERSION;
+    if (data[5] != KB_FILE_TYPE_RKP)
+        return KB_ERR_TYPE;
+    *type = data[5];
+    return KB_OK;
+}
+
+/* Validate the container. On success the payload is data[KB_FILE_HEAD .. +*payload_len). */
+static inline kb_err_t kb_file_unpack(const uint8_t *data, size_t len, uint8_t *type,
+                                      uint32_t *payload_len)
+{
+    uint32_t plen;
+    kb_err_t err = kb_file_head(data, len, type);
+    if (err != KB_OK)
+        return err;
+    plen = kb_le32(data + 8);
+    /* Compared in the wider of size_t and uint32_t, so neither side can wrap. */
+    if (len - (KB_FILE_HEAD + KB_FILE_CRC) != plen)
+        return KB_ERR_TRUNCATED;
+    if (kb_crc32(data, len - KB_FILE_CRC) != kb_le32(data + len - KB_FILE_CRC))
+        return KB_ERR_CRC;
+    *payload_len = plen;
+    return KB_OK;
+}
+
+/* check_params of kilobit.rkp, plus the generator state. */
+static inline kb_err_t kb_rkp_check_params(uint8_t kernel, uint8_t bits, uint16_t dims,
+                                           uint16_t budget, int8_t width, uint8_t C,
+                                           uint16_t rng)
+{
+    uint16_t top;
+    if (kernel > KB_KERNEL_RBF || bits < 1 || bits > 8 || dims < 1 || budget < 1 ||
+        width < -16 || width > 16 || C < 1 || rng == 0)
+        return KB_ERR_PARAM;
+    top = (uint16_t)((1u << bits) - 1u);
+    /* Divisions instead of products: M*(2^B-1)^2 overflows 32 bits near the limits. */
+    if (kernel == KB_KERNEL_LAPLACE && dims > KB_LAPLACE_DIST_MAX / top)
+        return KB_ERR_PARAM;
+    if (kernel == KB_KERNEL_RBF && dims > KB_RBF_DIST_MAX / ((uint32_t)top * top))
+        return KB_ERR_PARAM;
+    return KB_OK;
+}
+
+/* Load an RKP model file into *m (left untouched on error). */
+static inline kb_err_t kb_rkp_load(kb_rkp_t *m, uint8_t *data, size_t len)
+{
+    const uint8_t *p = data + KB_FILE_HEAD;
+    uint32_t plen, nmem, off, rest;
+    uint8_t type, kernel, bits, C, ntab, i;
+    uint16_t dims, budget, rng, count;
+    int8_t width;
+    kb_err_t err = kb_file_unpack(data, len, &type, &plen);
+
+    if (err != KB_OK)
+        return err;
+    if (plen < KB_RKP_PARAMS)
+        return KB_ERR_TRUNCATED;
+    kernel = p[0];
+    bits = p[1];
+    dims = kb_le16(p + 2);
+    budget = kb_le16(p + 4);
+    width = (int8_t)(p[6] < 128 ? p[6] : p[6] - 256);
+    C = p[7];
+    rng = kb_le16(p + 8);
+    count = kb_le16(p + 10);
+    ntab = p[12];
+    err = kb_rkp_check_params(kernel, bits, dims, budget, width, C, rng);
+    if (err != KB_OK)
+        return err;
+    if (count > budget || ntab > KB_TABLE_MAX)
+        return KB_ERR_PARAM;
+
+    /* Table, memory and the scaler flag byte must all be there. */
+    nmem = kb_rkp_mem_bytes(budget, dims, bits);
+    off = KB_RKP_PARAMS + (uint32_t)ntab;
+    if (plen < off || plen - off <= nmem)
+        return KB_ERR_TRUNCATED;
+    for (i = 0; i < ntab; i++)
+        if (p[KB_RKP_PARAMS + i] == 0 || p[KB_RKP_PARAMS + i] > C ||
+            (i > 0 && p[KB_RKP_PARAMS + i] > p[KB_RKP_PARAMS + i - 1]))
+            return KB_ERR_TABLE;
+    off += nmem;
+    rest = plen - off - 1u; /* bytes after the scaler flag */
+    if (p[off] == 1) {
+        if (rest != 8u * dims) /* float32 lo[dims], hi[dims]: skipped, never read */
+            return KB_ERR_TRUNCATED;
+    } else if (p[off] != 0 || rest != 0) {
+        return KB_ERR_TRAILER;
+    }
+
+#ifdef KB_SCORE16
+    if ((uint32_t)budget * C > (uint32_t)KB_SCORE_MAX)
+        return KB_ERR_LIMIT;
+#endif
+#ifdef KB_RKP_CONST
+    if (kernel != KB_RKP_KERNEL(m) || bits != KB_RKP_BITS(m) || dims != KB_RKP_DIMS(m) ||
+        budget != KB_RKP_BUDGET(m) || C != KB_RKP_C(m) || ntab != KB_RKP_NTAB(m))
+        return KB_ERR_MISMATCH;
+    for (i = 0; i < ntab; i++)
+        if (p[KB_RKP_PARAMS + i] != KB_TABLE_READ(KB_RKP_TABLE(m), i))
+            return KB_ERR_MISMATCH;
+    {
+        const uint8_t *src = p + KB_RKP_PARAMS + ntab;
+        uint8_t *dst = KB_RKP_MEM(m);
+        uint32_t b;
+        for (b = 0; b < nmem; b++)
+            dst[b] = src[b];
+    }
+    (void)width;
+#else
+    m->kernel = kernel;
+    m->bits = bits;
+    m->dims = dims;
+    m->budget = budget;
+    m->width = width;
+    m->C = C;
+    m->ntab = ntab;
+    m->table = p + KB_RKP_PARAMS;
+    m->mem = data + KB_FILE_HEAD + KB_RKP_PARAMS + ntab;
+#endif
+    m->rng = rng;
+    m->count = (kb_count_t)count;
+    return KB_OK;
+}
+
+#endif /* KB_FILE_H */

@@ -1,0 +1,454 @@
+/*
+ * kb_rkp.h - Random Kernel Perceptron, integer only (docs/contract.md, section 3).
+ *
+ * Header-only, no malloc, no recursion, no floating point. The host integer reference
+ * kilobit.rkp.RKPInt is the specification; this code must agree with it bit for bit.
+ *
+ * Two configurations share every line of the algorithm below:
+ *
+ *  - Runtime parameters (default). kb_rkp_t carries kernel, bits, dims, budget, C, the power
+ *    table and a pointer to the support-vector memory; kb_file.h fills it from a .kb file.
+ *
+ *  - Compile-time parameters, for chips where every byte counts (ATtiny2313: 2 KiB flash,
+ *    128 B RAM). Define before including this header (a host tool generates these):
+ *        KB_RKP_CONST
+ *        KB_RKP_CONST_KERNEL  KB_RKP_CONST_BITS  KB_RKP_CONST_DIMS  KB_RKP_CONST_BUDGET
+ *        KB_RKP_CONST_C       KB_RKP_CONST_NTAB  KB_RKP_CONST_TABLE_INIT  (e.g. {5})
+ *    The parameters become constants the compiler folds, the power table becomes the array
+ *    kb_rkp_table (in flash with KB_TABLE_PROGMEM), the memory the static array kb_rkp_mem,
+ *    and kb_rkp_t shrinks to the generator state and the count. The arrays are defined here,
+ *    so include this header from one translation unit only in that mode.
+ *
+ * Every parameter is read through a KB_RKP_<NAME>(m) accessor and every table byte through
+ * KB_TABLE_READ(table, i), which is what lets one source serve both configurations.
+ *
+ * Cost on an ATtiny2313 (the paper's setting: laplace, B = 4, M = 2, 62 support vectors,
+ * J = 1): one learning step decodes each support vector once, about 120 cycles each; see
+ * kb_rkp_score for the two score algorithms.
+ *
+ * Type choices (AVR `int` is 16-bit signed, so nothing that can exceed 32767 is left to int):
+ *  - distances: uint16_t suffices for laplace (the loader caps it at 65535), rbf needs
+ *    uint32_t (capped at 2^30 - 1). A runtime-configured build uses uint32_t for both; a
+ *    compile-time one the narrowest type that holds M*(2^B-1) or M*(2^B-1)^2.
+ *  - the score: int32_t, or int16_t when budget * C <= 32767 (define KB_SCORE16, automatic
+ *    for compile-time configurations that fit; KB_SCORE32 forces 32 bits).
+ */
+#ifndef KB_RKP_H
+#define KB_RKP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kb_rng.h"
+
+#define KB_KERNEL_LAPLACE 0
+#define KB_KERNEL_RBF 1
+#define KB_TABLE_MAX 32
+#define KB_LAPLACE_DIST_MAX 65535u            /* d fits uint16_t */
+#define KB_RBF_DIST_MAX 1073741823u           /* 2^30 - 1: a MicroPython small int */
+
+/* Table access. On AVR a table in flash must be read with pgm_read_byte; anything else (a
+ * table in EEPROM, a cached copy) can supply its own KB_TABLE_READ before including. */
+#ifndef KB_TABLE_READ
+#ifdef KB_TABLE_PROGMEM
+#include <avr/pgmspace.h>
+#define KB_TABLE_READ(t, i) pgm_read_byte(&(t)[i])
+#else
+#define KB_TABLE_READ(t, i) ((t)[i])
+#endif
+#endif
+
+/* For the innermost helpers only: at -Os GCC would otherwise make them calls, which on AVR
+ * also forces their state out of registers into RAM. */
+#ifdef __GNUC__
+#define KB_ALWAYS_INLINE static inline __attribute__((always_inline))
+#else
+#define KB_ALWAYS_INLINE static inline
+#endif
+
+#ifdef KB_TABLE_PROGMEM
+#define KB_FLASH PROGMEM
+#else
+#define KB_FLASH
+#endif
+
+#ifdef KB_RKP_CONST
+
+#if !defined(KB_RKP_CONST_KERNEL) || !defined(KB_RKP_CONST_BITS) || \
+    !defined(KB_RKP_CONST_DIMS) || !defined(KB_RKP_CONST_BUDGET) || \
+    !defined(KB_RKP_CONST_C) || !defined(KB_RKP_CONST_NTAB) || !defined(KB_RKP_CONST_TABLE_INIT)
+#error "KB_RKP_CONST needs KB_RKP_CONST_{KERNEL,BITS,DIMS,BUDGET,C,NTAB,TABLE_INIT}"
+#endif
+
+/* The loader's range checks (contract 3, 4), moved to compile time. */
+#if KB_RKP_CONST_KERNEL != KB_KERNEL_LAPLACE && KB_RKP_CONST_KERNEL != KB_KERNEL_RBF
+#error "KB_RKP_CONST_KERNEL must be KB_KERNEL_LAPLACE (0) or KB_KERNEL_RBF (1)"
+#endif
+#if KB_RKP_CONST_BITS < 1 || KB_RKP_CONST_BITS > 8
+#error "KB_RKP_CONST_BITS must be in 1..8"
+#endif
+#if KB_RKP_CONST_DIMS < 1 || KB_RKP_CONST_DIMS > 65535
+#error "KB_RKP_CONST_DIMS must be in 1..65535"
+#endif
+#if KB_RKP_CONST_BUDGET < 1 || KB_RKP_CONST_BUDGET > 65535
+#error "KB_RKP_CONST_BUDGET must be in 1..65535"
+#endif
+#if KB_RKP_CONST_C < 1 || KB_RKP_CONST_C > 255
+#error "KB_RKP_CONST_C must be in 1..255"
+#endif
+#if KB_RKP_CONST_NTAB < 0 || KB_RKP_CONST_NTAB > KB_TABLE_MAX
+#error "KB_RKP_CONST_NTAB must be in 0..32"
+#endif
+#define KB_RKP_CONST_TOP ((1L << KB_RKP_CONST_BITS) - 1)
+#if KB_RKP_CONST_KERNEL == KB_KERNEL_LAPLACE && \
+    KB_RKP_CONST_DIMS * KB_RKP_CONST_TOP > 65535L
+#error "laplace distance M*(2^B-1) exceeds 16 bits"
+#endif
+#if KB_RKP_CONST_KERNEL == KB_KERNEL_RBF && \
+    KB_RKP_CONST_DIMS * KB_RKP_CONST_TOP * KB_RKP_CONST_TOP > 1073741823L
+#error "rbf distance M*(2^B-1)^2 exceeds 30 bits"
+#endif
+
+#define KB_RKP_KERNEL(m) ((uint8_t)KB_RKP_CONST_KERNEL)
+#define KB_RKP_BITS(m) ((uint8_t)KB_RKP_CONST_BITS)
+#define KB_RKP_DIMS(m) ((kb_dim_t)KB_RKP_CONST_DIMS)
+#define KB_RKP_BUDGET(m) ((kb_count_t)KB_RKP_CONST_BUDGET)
+#define KB_RKP_C(m) ((uint8_t)KB_RKP_CONST_C)
+#define KB_RKP_NTAB(m) ((uint8_t)KB_RKP_CONST_NTAB)
+#define KB_RKP_TABLE(m) (kb_rkp_table)
+#define KB_RKP_MEM(m) (kb_rkp_mem)
+#define KB_RKP_SV_BITS(m) ((kb_bitpos_t)(KB_RKP_CONST_DIMS * KB_RKP_CONST_BITS + 1L))
+#define KB_RKP_MEM_BYTES(m) (KB_RKP_CONST_MEM_BYTES)
+#define KB_RKP_CONST_MEM_BYTES \
+    ((KB_RKP_CONST_BUDGET * (KB_RKP_CONST_DIMS * KB_RKP_CONST_BITS + 1L) + 7) / 8)
+
+/* The narrowest types the constants allow: on an 8-bit core every byte saved in a loop
+ * counter or accumulator is an instruction saved per support vector. */
+#if KB_RKP_CONST_KERNEL == KB_KERNEL_LAPLACE
+#define KB_RKP_CONST_DIST_MAX (KB_RKP_CONST_DIMS * KB_RKP_CONST_TOP)
+#else
+#define KB_RKP_CONST_DIST_MAX (KB_RKP_CONST_DIMS * KB_RKP_CONST_TOP * KB_RKP_CONST_TOP)
+#endif
+#if KB_RKP_CONST_DIST_MAX <= 255L
+typedef uint8_t kb_dist_t; /* e.g. the paper's laplace, B = 4, M = 2: at most 30 */
+#elif KB_RKP_CONST_DIST_MAX <= 65535L
+typedef uint16_t kb_dist_t;
+#else
+typedef uint32_t kb_dist_t;
+#endif
+#if KB_RKP_CONST_BUDGET <= 255
+typedef uint8_t kb_count_t;
+#else
+typedef uint16_t kb_count_t;
+#endif
+#if KB_RKP_CONST_DIMS <= 255
+typedef uint8_t kb_dim_t;
+#else
+typedef uint16_t kb_dim_t;
+#endif
+#if KB_RKP_CONST_MEM_BYTES * 8L <= 65535L
+typedef uint16_t kb_bitpos_t;
+#else
+typedef uint32_t kb_bitpos_t;
+#endif
+#if !defined(KB_SCORE32) && KB_RKP_CONST_BUDGET * KB_RKP_CONST_C <= 32767L && \
+    !defined(KB_SCORE16)
+#define KB_SCORE16
+#endif
+
+#else /* runtime parameters */
+
+typedef uint32_t kb_dist_t;
+typedef uint16_t kb_count_t;
+typedef uint16_t kb_dim_t;
+typedef uint32_t kb_bitpos_t;
+
+#define KB_RKP_KERNEL(m) ((m)->kernel)
+#define KB_RKP_BITS(m) ((m)->bits)
+#define KB_RKP_DIMS(m) ((m)->dims)
+#define KB_RKP_BUDGET(m) ((m)->budget)
+#define KB_RKP_C(m) ((m)->C)
+#define KB_RKP_NTAB(m) ((m)->ntab)
+#define KB_RKP_TABLE(m) ((m)->table)
+#define KB_RKP_MEM(m) ((m)->mem)
+#define KB_RKP_SV_BITS(m) ((kb_bitpos_t)((kb_bitpos_t)(m)->dims * (m)->bits + 1u))
+#define KB_RKP_MEM_BYTES(m) kb_rkp_mem_bytes((m)->budget, (m)->dims, (m)->bits)
+
+#endif /* KB_RKP_CONST */
+
+#ifdef KB_SCORE16
+#if defined(KB_RKP_CONST) && KB_RKP_CONST_BUDGET * KB_RKP_CONST_C > 32767L
+#error "KB_SCORE16 needs budget * C <= 32767 (contract 3.3)"
+#endif
+typedef int16_t kb_score_t;
+#define KB_SCORE_MAX 32767L
+#else
+typedef int32_t kb_score_t;
+#define KB_SCORE_MAX 2147483647L
+#endif
+
+typedef struct {
+#ifndef KB_RKP_CONST
+    uint8_t kernel;       /* KB_KERNEL_LAPLACE or KB_KERNEL_RBF */
+    uint8_t bits;         /* B, 1..8 */
+    uint16_t dims;        /* M */
+    uint16_t budget;      /* T, support-vector slots */
+    int8_t width;         /* A; only the host needs it (it made the table), kept for files */
+    uint8_t C;            /* weight scale, 1..255 */
+    uint8_t ntab;         /* J, entries in table */
+    const uint8_t *table; /* P[0..J-1] */
+    uint8_t *mem;         /* ceil(T*(M*B+1)/8) bytes, contract 3.5 */
+#endif
+    kb_rng_t rng;         /* advances only when a full budget removes a support vector */
+    kb_count_t count;     /* support vectors stored */
+} kb_rkp_t;
+
+#ifdef KB_RKP_CONST
+/* Zero count, generator state `state` (kb_rng_seed() of a seed, or a file's saved state). */
+#define KB_RKP_INIT(state) {(state), 0}
+
+static const uint8_t kb_rkp_table[KB_RKP_CONST_NTAB > 0 ? KB_RKP_CONST_NTAB : 1] KB_FLASH =
+    KB_RKP_CONST_TABLE_INIT;
+static uint8_t kb_rkp_mem[KB_RKP_CONST_MEM_BYTES];
+#endif
+
+/* Bytes of support-vector memory (contract 3.5). budget*(dims*bits+1) can need 35 bits, the
+ * byte count never more than 32: with budget = 8q + r it is q*S + ceil(r*S/8). */
+static inline uint32_t kb_rkp_mem_bytes(uint16_t budget, uint16_t dims, uint8_t bits)
+{
+    uint32_t sv = (uint32_t)dims * bits + 1u;
+    return (uint32_t)(budget >> 3) * sv + ((uint32_t)(budget & 7u) * sv + 7u) / 8u;
+}
+
+/* ---- bit-packed memory: bit p is bit p%8 of byte p/8, fields LSB first (contract 3.5) ---- */
+
+/* Support vectors are contiguous, so the score decodes the memory as one stream of fields and
+ * never computes a bit position: on an 8-bit core without a barrel shifter, a per-field
+ * `pos >> 3` and `byte >> (pos & 7)` cost more than the arithmetic of the kernel. */
+typedef struct {
+    const uint8_t *next; /* next byte to load */
+    uint8_t bits;        /* the unread rest of the last byte loaded, next field lowest */
+    uint8_t have;        /* how many, 0..7 */
+} kb_reader_t;
+
+static inline void kb_reader_init(kb_reader_t *r, const uint8_t *mem)
+{
+    r->next = mem;
+    r->bits = 0;
+    r->have = 0;
+}
+
+/* The next nbits (1..8) bits. All 8-bit arithmetic: AVR shifts one bit per instruction, so a
+ * 16-bit bit buffer would double the cost of every field. A byte is loaded only when the
+ * field needs it, so the stream never reads past the last byte its fields occupy. */
+KB_ALWAYS_INLINE uint8_t kb_reader_get(kb_reader_t *r, uint8_t nbits)
+{
+    const uint8_t mask = (uint8_t)((1u << nbits) - 1u);
+    uint8_t v;
+    if (r->have >= nbits) {
+        v = (uint8_t)(r->bits & mask);
+        r->bits = (uint8_t)(r->bits >> nbits);
+        r->have = (uint8_t)(r->have - nbits);
+    } else { /* low `have` bits from the old byte, the rest from the next one */
+        const uint8_t byte = *r->next++;
+        const uint8_t used = (uint8_t)(nbits - r->have); /* 1..8 bits of `byte` */
+        v = (uint8_t)((r->bits | (uint8_t)(byte << r->have)) & mask);
+        r->bits = (uint8_t)(byte >> used);
+        r->have = (uint8_t)(8u - used);
+    }
+    return v;
+}
+
+static inline void kb_bits_put(uint8_t *mem, kb_bitpos_t pos, uint8_t nbits, uint8_t value)
+{
+    uint8_t *p = mem + (pos >> 3);
+    const uint8_t shift = (uint8_t)(pos & 7u);
+    const uint16_t mask = (uint16_t)(((1u << nbits) - 1u) << shift);
+    const uint16_t bits = (uint16_t)(((uint16_t)value << shift) & mask);
+    p[0] = (uint8_t)((p[0] & ~mask) | bits);
+    if (shift + nbits > 8)
+        p[1] = (uint8_t)((p[1] & ~(mask >> 8)) | (bits >> 8));
+}
+
+/* ---- kernel ---- */
+
+/* Distance between codes u and the support vector whose codes the reader is at. */
+static inline kb_dist_t kb_rkp_distance(const kb_rkp_t *m, const uint8_t *u, kb_reader_t *r)
+{
+    const uint8_t bits = KB_RKP_BITS(m);
+    kb_dist_t d = 0;
+    kb_dim_t j;
+    (void)m;
+    for (j = 0; j < KB_RKP_DIMS(m); j++) {
+        const uint8_t v = kb_reader_get(r, bits);
+        const uint8_t diff = (uint8_t)(u[j] > v ? u[j] - v : v - u[j]);
+        if (KB_RKP_KERNEL(m) == KB_KERNEL_LAPLACE)
+            d = (kb_dist_t)(d + diff);
+        else /* 255^2 fits uint16_t, not AVR's int */
+            d = (kb_dist_t)(d + (uint16_t)((uint16_t)diff * diff));
+    }
+    return d;
+}
+
+/* w(k), the log method with rounded division (contract 3.2): P[j] for the highest set bit j
+ * of k, then one rounded multiply per lower set bit. Returns as soon as the weight is known to
+ * be 0, which for small tables (the paper's Banana setting has J = 1) is almost always. */
+static inline uint8_t kb_rkp_weight(const kb_rkp_t *m, kb_dist_t k)
+{
+    const uint8_t C = KB_RKP_C(m);
+    kb_dist_t bit;
+    uint8_t j = 0, w;
+    (void)m;
+    if (k == 0)
+        return C;
+    for (bit = k; bit > 1; bit >>= 1)
+        j++;
+    if (j + 1u > KB_RKP_NTAB(m)) /* j >= J, i.e. k >= 2^J: w(k) = 0 (no warning at J = 0) */
+        return 0;
+    w = KB_TABLE_READ(KB_RKP_TABLE(m), j);
+    bit = (kb_dist_t)((kb_dist_t)1 << j);
+    while (j-- > 0) {
+        bit >>= 1;
+        if (k & bit) {
+            /* w*P + C/2 <= 255*255 + 127 = 65152: unsigned 16-bit, never AVR's signed int */
+            const uint16_t prod = (uint16_t)((uint16_t)w * KB_TABLE_READ(KB_RKP_TABLE(m), j));
+            w = (uint8_t)((uint16_t)(prod + (uint16_t)(C >> 1)) / C);
+            if (w == 0)
+                return 0;
+        }
+    }
+    return w;
+}
+
+/* ---- the perceptron ---- */
+
+/* s = sum_i y_i * w(d_i - d_min) (contract 3.3), two ways with the same value:
+ *
+ * - one pass with offset accumulators, when the table is short (2^J <= KB_RKP_ACC_MAX): w(k)
+ *   is 0 for k >= 2^J, so acc[k] = sum of the labels of the support vectors at distance
+ *   d_min + k, k < 2^J, is all the score needs; a nearer support vector shifts acc up. Each
+ *   support vector is decoded once and w() runs 2^J times instead of once per support vector.
+ *   This is the path the paper's ATtiny2313 setting (J = 1) takes.
+ * - two passes otherwise: the nearest distance, then the weights. Distances are recomputed
+ *   rather than kept, because a small chip has no RAM for `budget` of them.
+ *
+ * With compile-time parameters the choice is a constant and only one path is compiled. */
+#ifndef KB_RKP_ACC_LOG2
+#define KB_RKP_ACC_LOG2 4
+#endif
+#if KB_RKP_ACC_LOG2 > 7
+#error "KB_RKP_ACC_LOG2 must be at most 7 (the offsets are uint8_t)"
+#endif
+#define KB_RKP_ACC_MAX (1u << KB_RKP_ACC_LOG2)
+#if defined(KB_RKP_CONST) && KB_RKP_CONST_NTAB <= KB_RKP_ACC_LOG2
+#define KB_RKP_ACC_N (1u << KB_RKP_CONST_NTAB)
+#else
+#define KB_RKP_ACC_N KB_RKP_ACC_MAX
+#endif
+
+static inline kb_score_t kb_rkp_score_acc(const kb_rkp_t *m, const uint8_t *u)
+{
+    const uint8_t span = (uint8_t)(1u << KB_RKP_NTAB(m)); /* offsets with a nonzero weight */
+    kb_score_t acc[KB_RKP_ACC_N], s = 0;
+    kb_dist_t dmin = (kb_dist_t)~(kb_dist_t)0; /* >= any distance, so the first one wins */
+    kb_reader_t r;
+    kb_count_t i;
+    uint8_t k;
+
+    for (k = 0; k < span; k++)
+        acc[k] = 0;
+    kb_reader_init(&r, KB_RKP_MEM(m));
+    for (i = 0; i < m->count; i++) {
+        const uint8_t positive = kb_reader_get(&r, 1); /* the label bit leads the SV */
+        const kb_dist_t d = kb_rkp_distance(m, u, &r);
+        if (d < dmin) { /* every offset seen so far grows by dmin - d */
+            const kb_dist_t grow = (kb_dist_t)(dmin - d);
+            for (k = span; k-- > 0;)
+                acc[k] = k >= grow ? acc[k - grow] : 0;
+            dmin = d;
+        }
+        if (d - dmin < span) {
+            k = (uint8_t)(d - dmin);
+            acc[k] = (kb_score_t)(acc[k] + (positive ? 1 : -1));
+        }
+    }
+    for (k = 0; k < span; k++)
+        if (acc[k] != 0) /* |acc[k]| * C <= budget * C: fits kb_score_t */
+            s = (kb_score_t)(s + acc[k] * (kb_score_t)kb_rkp_weight(m, k));
+    return s;
+}
+
+static inline kb_score_t kb_rkp_score_2pass(const kb_rkp_t *m, const uint8_t *u)
+{
+    kb_dist_t dmin = (kb_dist_t)~(kb_dist_t)0;
+    kb_score_t s = 0;
+    kb_reader_t r;
+    kb_count_t i;
+
+    kb_reader_init(&r, KB_RKP_MEM(m));
+    for (i = 0; i < m->count; i++) {
+        kb_dist_t d;
+        (void)kb_reader_get(&r, 1);
+        d = kb_rkp_distance(m, u, &r);
+        if (d < dmin)
+            dmin = d;
+    }
+    kb_reader_init(&r, KB_RKP_MEM(m));
+    for (i = 0; i < m->count; i++) {
+        const uint8_t positive = kb_reader_get(&r, 1);
+        const uint8_t w = kb_rkp_weight(m, (kb_dist_t)(kb_rkp_distance(m, u, &r) - dmin));
+        if (w != 0)
+            s = (kb_score_t)(positive ? s + w : s - w);
+    }
+    return s;
+}
+
+static inline kb_score_t kb_rkp_score(const kb_rkp_t *m, const uint8_t *u)
+{
+    if (KB_RKP_NTAB(m) <= KB_RKP_ACC_LOG2)
+        return kb_rkp_score_acc(m, u);
+    return kb_rkp_score_2pass(m, u);
+}
+
+/* 1 for the positive class; a tie (s == 0) predicts the negative class. */
+static inline uint8_t kb_rkp_predict(const kb_rkp_t *m, const uint8_t *u)
+{
+    return (uint8_t)(kb_rkp_score(m, u) > 0);
+}
+
+/* Write label y and codes u into slot `slot`. Every bit of the slot is rewritten, so an
+ * evicted support vector leaves nothing behind. */
+static inline void kb_rkp_store(kb_rkp_t *m, kb_count_t slot, const uint8_t *u, uint8_t y)
+{
+    uint8_t *mem = KB_RKP_MEM(m);
+    const uint8_t bits = KB_RKP_BITS(m);
+    kb_bitpos_t pos = (kb_bitpos_t)((kb_bitpos_t)slot * KB_RKP_SV_BITS(m));
+    kb_dim_t j;
+    (void)m;
+    kb_bits_put(mem, pos, 1, y ? 1u : 0u);
+    pos = (kb_bitpos_t)(pos + 1u);
+    for (j = 0; j < KB_RKP_DIMS(m); j++, pos = (kb_bitpos_t)(pos + bits))
+        kb_bits_put(mem, pos, bits, u[j]);
+}
+
+/* One step of Algorithm 1 with random removal (contract 3.4): score codes u, and on a mistake
+ * store (u, y), y in {0, 1}, in the next free slot or, with a full budget, a random one.
+ * Returns the score before learning; *mistake (may be NULL) is set to 1 on a mistake. */
+static inline kb_score_t kb_rkp_learn(kb_rkp_t *m, const uint8_t *u, uint8_t y, uint8_t *mistake)
+{
+    const kb_score_t s = kb_rkp_score(m, u);
+    const uint8_t miss = (uint8_t)(y ? s <= 0 : s >= 0);
+    if (miss) {
+        kb_count_t slot;
+        if (m->count < KB_RKP_BUDGET(m))
+            slot = m->count++;
+        else
+            slot = (kb_count_t)kb_rng_below(&m->rng, KB_RKP_BUDGET(m));
+        kb_rkp_store(m, slot, u, y);
+    }
+    if (mistake)
+        *mistake = miss;
+    return s;
+}
+
+#endif /* KB_RKP_H */

@@ -1,0 +1,535 @@
+/*
+ * kb_sim: cycle-exact simavr harness for kilobit's AVR firmware.
+ *
+ *   kb_sim --mcu attiny2313|atmega328p --freq HZ [options] firmware.elf
+ *
+ * UART0 is bridged to stdin/stdout as raw bytes. stdin is treated as a recorded
+ * line: bytes are handed to the chip's receiver only when simavr says the
+ * receiver can take them (UART "xon"), never while it says "xoff", so none is
+ * dropped; simavr then delivers them at the configured baud rate. Which bytes
+ * enter the chip at which simulated cycle therefore depends only on the
+ * firmware, never on how fast the host writes: runs are reproducible to the
+ * cycle. Every byte the chip transmits is written to stdout at once.
+ *
+ * The run stops when
+ *   - the chip sleeps with interrupts off (cli; sleep)   -> stop "done", exit 0
+ *   - the marker register receives the --done-marker value -> "done-marker", 0
+ *   - stdin is at EOF, every byte of it was read by the firmware (RX fifo
+ *     drained), and then --idle-cycles cycles pass without a transmitted byte
+ *     or a marker write                                  -> "idle", exit 0
+ *   - simavr reports a crash                             -> "crashed", exit 1
+ *   - the stack pointer goes below the end of .data/.bss/.noinit (checked
+ *     after every instruction)                           -> "stack-collision", 1
+ *   - --max-cycles is reached                            -> "max-cycles", exit 3
+ * Usage or load errors exit 2.
+ *
+ * A JSON report goes to --report FILE (or to stderr as the last line):
+ * cycles, markers [[value, cycle, min_sp_since_previous_marker], ...], min_sp,
+ * ramend, ramstart, static_end, stack_bytes, data/bss sizes, stop reason, state.
+ * A marker's cycle is avr->cycle when the writing instruction starts, so the
+ * difference between two markers is the exact cycle count of the instructions
+ * from the first marker write (included) to the second one (excluded).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim_avr.h"
+#include "sim_elf.h"
+#include "sim_io.h"
+#include "sim_irq.h"
+#include "avr_uart.h"
+
+#define EXIT_OK 0
+#define EXIT_FAIL 1
+#define EXIT_USAGE 2
+#define EXIT_MAXCYCLES 3
+
+/* ---- per-MCU facts simavr does not expose ---- */
+struct mcu_info {
+	const char *name;
+	uint16_t ramstart;   /* first SRAM byte (data address) */
+	uint16_t gpior1;     /* default marker register (data address) */
+};
+
+static const struct mcu_info MCUS[] = {
+	{"attiny2313", 0x60, 0x34},  /* GPIOR1 = I/O 0x14 */
+	{"atmega328p", 0x100, 0x4A}, /* GPIOR1 = I/O 0x2A */
+	{"atmega328", 0x100, 0x4A},
+	{NULL, 0, 0},
+};
+
+/* ---- options ---- */
+static const char *opt_mcu = NULL;
+static uint32_t opt_freq = 0;
+static long opt_marker = -1;
+static uint64_t opt_max_cycles = 4000000000ULL;
+static uint64_t opt_idle_cycles = 5000000ULL;
+static long opt_done_marker = -1;
+static int opt_rx_byte_mode = 0;
+static const char *opt_report = NULL;
+static int opt_verbose = 0;
+static const char *opt_elf = NULL;
+
+/* ---- state ---- */
+static avr_t *avr;
+
+struct marker { uint8_t value; uint64_t cycle; uint16_t min_sp; };
+static struct marker *markers;
+static size_t n_markers, cap_markers;
+
+static uint16_t min_sp;          /* lowest SP seen after any instruction */
+static uint16_t seg_min_sp;      /* lowest SP since the previous marker */
+static uint16_t collision_sp;    /* SP must stay >= this */
+static uint16_t static_end;      /* first byte after .data/.bss/.noinit */
+
+static int stop_requested;       /* set by callbacks */
+static const char *stop_reason;
+
+static int xoff;                 /* receiver says: no more bytes */
+static int in_eof;               /* stdin is at EOF */
+static unsigned char inbuf[4096];
+static size_t in_pos, in_len;
+static uint64_t rx_fed;          /* bytes handed to the UART */
+static uint64_t tx_bytes;        /* bytes the chip transmitted */
+static int out_ok = 1;           /* stdout still writable */
+static int drained;              /* EOF and the firmware has read every byte */
+static uint64_t last_activity;   /* cycle of the last TX / marker / drain */
+static int rx_seen;              /* the firmware ever enabled its receiver */
+
+static void die(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "kb_sim: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	exit(code);
+}
+
+/* simavr's default logger prints to stdout, which carries the UART bytes. */
+static void logger(avr_t *a, const int level, const char *fmt, va_list ap)
+{
+	int limit = opt_verbose ? LOG_TRACE : LOG_ERROR;
+	if (level > limit)
+		return;
+	(void)a;
+	vfprintf(stderr, fmt, ap);
+}
+
+/* Sleeping is simulated time only: never usleep() to track wall time. */
+static void no_sleep(avr_t *a, avr_cycle_count_t how_long)
+{
+	(void)a;
+	(void)how_long;
+}
+
+/* ---- marker register ---- */
+static void marker_write(avr_t *a, avr_io_addr_t addr, uint8_t v, void *param)
+{
+	(void)param;
+	a->data[addr] = v;
+	if (n_markers == cap_markers) {
+		cap_markers = cap_markers ? cap_markers * 2 : 1024;
+		markers = realloc(markers, cap_markers * sizeof *markers);
+		if (!markers)
+			die(EXIT_USAGE, "out of memory");
+	}
+	markers[n_markers].value = v;
+	markers[n_markers].cycle = a->cycle;
+	markers[n_markers].min_sp = seg_min_sp;
+	n_markers++;
+	seg_min_sp = a->data[R_SPL] | (a->data[R_SPH] << 8);
+	last_activity = a->cycle;
+	if (opt_done_marker >= 0 && v == (uint8_t)opt_done_marker && !stop_requested) {
+		stop_requested = 1;
+		stop_reason = "done-marker";
+	}
+}
+
+/* ---- UART bridge ---- */
+static void uart_out(struct avr_irq_t *irq, uint32_t value, void *param)
+{
+	(void)irq;
+	(void)param;
+	unsigned char c = (unsigned char)value;
+	tx_bytes++;
+	last_activity = avr->cycle;
+	while (out_ok) {
+		ssize_t w = write(STDOUT_FILENO, &c, 1);
+		if (w == 1)
+			break;
+		if (w < 0 && errno == EINTR)
+			continue;
+		out_ok = 0; /* reader went away: keep simulating, drop output */
+	}
+}
+
+/* Next input byte, blocking only when the buffer is empty; -1 at EOF. */
+static int next_input(void)
+{
+	if (in_pos == in_len) {
+		if (in_eof)
+			return -1;
+		for (;;) {
+			ssize_t r = read(STDIN_FILENO, inbuf, sizeof inbuf);
+			if (r > 0) {
+				in_pos = 0;
+				in_len = (size_t)r;
+				break;
+			}
+			if (r < 0 && errno == EINTR)
+				continue;
+			in_eof = 1; /* EOF or error */
+			return -1;
+		}
+	}
+	return inbuf[in_pos++];
+}
+
+static void uart_xoff(struct avr_irq_t *irq, uint32_t value, void *param)
+{
+	(void)irq;
+	(void)param;
+	xoff = value != 0;
+}
+
+/* simavr raises xon whenever the receiver's fifo is empty and the firmware
+ * enables RX, polls the status register or reads the last byte. */
+static void uart_xon(struct avr_irq_t *irq, uint32_t value, void *param)
+{
+	(void)value;
+	struct avr_irq_t *in = (struct avr_irq_t *)param;
+	(void)irq;
+	rx_seen = 1;
+	xoff = 0;
+	int fed = 0;
+	while (!xoff) {
+		if (opt_rx_byte_mode && fed)
+			break;
+		int c = next_input();
+		if (c < 0)
+			break;
+		avr_raise_irq(in, (uint32_t)c);
+		rx_fed++;
+		fed++;
+	}
+	if (!fed && in_eof && in_pos == in_len && !drained) {
+		/* the fifo is empty (that is what xon means) and stdin is done */
+		drained = 1;
+		last_activity = avr->cycle;
+	}
+}
+
+/* ---- ELF: end of static RAM ---- */
+static uint16_t elf_static_end(const char *path, uint16_t ramstart, uint32_t *data_sz,
+                               uint32_t *bss_sz, uint32_t *noinit_sz)
+{
+	uint32_t end = ramstart;
+	*data_sz = *bss_sz = *noinit_sz = 0;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		die(EXIT_USAGE, "libelf too old");
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		die(EXIT_USAGE, "cannot open %s: %s", path, strerror(errno));
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e)
+		die(EXIT_USAGE, "%s: %s", path, elf_errmsg(-1));
+	size_t shstrndx;
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		die(EXIT_USAGE, "%s: %s", path, elf_errmsg(-1));
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (!(sh.sh_flags & SHF_ALLOC) || sh.sh_size == 0)
+			continue;
+		if (sh.sh_addr < 0x800000 || sh.sh_addr >= 0x810000)
+			continue; /* not SRAM (flash, eeprom, fuses, .mmcu) */
+		const char *name = elf_strptr(e, shstrndx, sh.sh_name);
+		uint32_t a = (uint32_t)(sh.sh_addr - 0x800000);
+		uint32_t z = a + (uint32_t)sh.sh_size;
+		if (z > end)
+			end = z;
+		if (name && strcmp(name, ".data") == 0)
+			*data_sz += (uint32_t)sh.sh_size;
+		else if (name && strcmp(name, ".bss") == 0)
+			*bss_sz += (uint32_t)sh.sh_size;
+		else if (name && strcmp(name, ".noinit") == 0)
+			*noinit_sz += (uint32_t)sh.sh_size;
+		else
+			*bss_sz += (uint32_t)sh.sh_size;
+	}
+	elf_end(e);
+	close(fd);
+	return (uint16_t)(end > 0xffff ? 0xffff : end);
+}
+
+/* ---- report ---- */
+static const char *state_name(int s)
+{
+	switch (s) {
+	case cpu_Limbo: return "cpu_Limbo";
+	case cpu_Stopped: return "cpu_Stopped";
+	case cpu_Running: return "cpu_Running";
+	case cpu_Sleeping: return "cpu_Sleeping";
+	case cpu_Step: return "cpu_Step";
+	case cpu_StepDone: return "cpu_StepDone";
+	case cpu_Done: return "cpu_Done";
+	case cpu_Crashed: return "cpu_Crashed";
+	default: return "unknown";
+	}
+}
+
+static void write_report(FILE *f, int ok, const char *message, uint32_t data_sz,
+                         uint32_t bss_sz, uint32_t noinit_sz, uint16_t ramstart,
+                         uint16_t marker_addr)
+{
+	fprintf(f, "{\"ok\": %s, \"stop\": \"%s\", \"state\": \"%s\", \"message\": \"",
+	        ok ? "true" : "false", stop_reason, state_name(avr->state));
+	for (const char *p = message; p && *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fputc('\\', f);
+		fputc((unsigned char)*p >= ' ' ? *p : ' ', f);
+	}
+	fprintf(f, "\", \"mcu\": \"%s\", \"freq\": %" PRIu32 ", \"cycles\": %" PRIu64
+	        ", \"pc\": %" PRIu32 ", \"marker_reg\": %u"
+	        ", \"min_sp\": %u, \"ramend\": %u, \"ramstart\": %u, \"static_end\": %u"
+	        ", \"stack_bytes\": %d, \"stack_headroom\": %d"
+	        ", \"data_bytes\": %" PRIu32 ", \"bss_bytes\": %" PRIu32
+	        ", \"noinit_bytes\": %" PRIu32
+	        ", \"rx_bytes\": %" PRIu64 ", \"rx_eof\": %s, \"rx_drained\": %s"
+	        ", \"tx_bytes\": %" PRIu64 ", \"markers\": [",
+	        opt_mcu, avr->frequency, (uint64_t)avr->cycle, (uint32_t)avr->pc,
+	        (unsigned)marker_addr, (unsigned)min_sp, (unsigned)avr->ramend,
+	        (unsigned)ramstart, (unsigned)static_end,
+	        (int)avr->ramend - (int)min_sp, (int)min_sp + 1 - (int)static_end,
+	        data_sz, bss_sz, noinit_sz, rx_fed, in_eof ? "true" : "false",
+	        drained ? "true" : "false", tx_bytes);
+	for (size_t i = 0; i < n_markers; i++)
+		fprintf(f, "%s[%u, %" PRIu64 ", %u]", i ? ", " : "", (unsigned)markers[i].value,
+		        markers[i].cycle, (unsigned)markers[i].min_sp);
+	fprintf(f, "]}\n");
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+	        "usage: kb_sim --mcu attiny2313|atmega328p --freq HZ [--marker-reg ADDR]\n"
+	        "              [--max-cycles N] [--idle-cycles N] [--done-marker V]\n"
+	        "              [--rx-mode stream|byte] [--report FILE] [-v] firmware.elf\n"
+	        "  ADDR is a data-space address (attiny2313 GPIOR1 = 0x34, atmega328p = 0x4A)\n");
+	exit(EXIT_USAGE);
+}
+
+static uint64_t parse_u64(const char *s, const char *what)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (errno || !*s || *end || s[0] == '-')
+		die(EXIT_USAGE, "bad %s: %s", what, s);
+	return (uint64_t)v;
+}
+
+int main(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+#define ARG() (i + 1 < argc ? argv[++i] : (usage(), ""))
+		if (!strcmp(a, "--mcu"))
+			opt_mcu = ARG();
+		else if (!strcmp(a, "--freq"))
+			opt_freq = (uint32_t)parse_u64(ARG(), "--freq");
+		else if (!strcmp(a, "--marker-reg"))
+			opt_marker = (long)parse_u64(ARG(), "--marker-reg");
+		else if (!strcmp(a, "--max-cycles"))
+			opt_max_cycles = parse_u64(ARG(), "--max-cycles");
+		else if (!strcmp(a, "--idle-cycles"))
+			opt_idle_cycles = parse_u64(ARG(), "--idle-cycles");
+		else if (!strcmp(a, "--done-marker"))
+			opt_done_marker = (long)(parse_u64(ARG(), "--done-marker") & 0xff);
+		else if (!strcmp(a, "--rx-mode")) {
+			const char *m = ARG();
+			if (!strcmp(m, "stream"))
+				opt_rx_byte_mode = 0;
+			else if (!strcmp(m, "byte"))
+				opt_rx_byte_mode = 1;
+			else
+				usage();
+		} else if (!strcmp(a, "--report"))
+			opt_report = ARG();
+		else if (!strcmp(a, "-v"))
+			opt_verbose = 1;
+		else if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+			usage();
+		else if (a[0] == '-')
+			die(EXIT_USAGE, "unknown option %s", a);
+		else if (!opt_elf)
+			opt_elf = a;
+		else
+			usage();
+#undef ARG
+	}
+	if (!opt_elf || !opt_mcu)
+		usage();
+
+	signal(SIGPIPE, SIG_IGN);
+	avr_global_logger_set(logger);
+
+	const struct mcu_info *mi = NULL;
+	for (const struct mcu_info *m = MCUS; m->name; m++)
+		if (!strcmp(m->name, opt_mcu))
+			mi = m;
+
+	elf_firmware_t fw;
+	memset(&fw, 0, sizeof fw);
+	if (access(opt_elf, R_OK) != 0)
+		die(EXIT_USAGE, "cannot read %s: %s", opt_elf, strerror(errno));
+	if (elf_read_firmware(opt_elf, &fw) != 0)
+		die(EXIT_USAGE, "cannot load ELF %s", opt_elf);
+	if (fw.mmcu[0] && strcmp(fw.mmcu, opt_mcu) != 0)
+		die(EXIT_USAGE, "%s is tagged for %s, not %s", opt_elf, fw.mmcu, opt_mcu);
+	if (!opt_freq)
+		opt_freq = fw.frequency;
+	if (!opt_freq)
+		die(EXIT_USAGE, "--freq is required (the ELF has no frequency tag)");
+	fw.frequency = opt_freq;
+	strncpy(fw.mmcu, opt_mcu, sizeof fw.mmcu - 1);
+
+	avr = avr_make_mcu_by_name(opt_mcu);
+	if (!avr)
+		die(EXIT_USAGE, "simavr does not know mcu %s", opt_mcu);
+	avr->frequency = opt_freq;
+	avr->log = opt_verbose ? LOG_TRACE : LOG_ERROR;
+	avr_init(avr);
+	avr->frequency = opt_freq;
+	avr->sleep = no_sleep;
+	avr_load_firmware(avr, &fw);
+	avr->sleep = no_sleep;
+	if (fw.flashbase)
+		avr->pc = fw.flashbase;
+
+	uint16_t ramstart = mi ? mi->ramstart : (uint16_t)(avr->ioend + 1);
+	if (opt_marker < 0) {
+		if (!mi)
+			die(EXIT_USAGE, "--marker-reg is required for mcu %s", opt_mcu);
+		opt_marker = mi->gpior1;
+	}
+	if (opt_marker < 32 || opt_marker >= 32 + MAX_IOs || opt_marker >= ramstart)
+		die(EXIT_USAGE, "--marker-reg 0x%lx is not an I/O register of %s", opt_marker, opt_mcu);
+
+	uint32_t data_sz, bss_sz, noinit_sz;
+	static_end = elf_static_end(opt_elf, ramstart, &data_sz, &bss_sz, &noinit_sz);
+	/* bytes are pushed at SP and SP is then decremented: the lowest byte the
+	 * stack has touched is min_sp + 1, which must not reach static RAM */
+	collision_sp = static_end ? (uint16_t)(static_end - 1) : 0;
+	if (static_end > avr->ramend + 1)
+		die(EXIT_USAGE, "%s needs %u bytes of static RAM, %s has %u", opt_elf,
+		    (unsigned)(static_end - ramstart), opt_mcu, (unsigned)(avr->ramend + 1 - ramstart));
+
+	avr_register_io_write(avr, (avr_io_addr_t)opt_marker, marker_write, NULL);
+
+	/* UART0: no console printing, no usleep while the firmware polls */
+	uint32_t flags = 0;
+	avr_ioctl(avr, AVR_IOCTL_UART_SET_FLAGS('0'), &flags);
+	struct avr_irq_t *irq_in = avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_INPUT);
+	struct avr_irq_t *irq_out = avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUTPUT);
+	struct avr_irq_t *irq_xon = avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUT_XON);
+	struct avr_irq_t *irq_xoff = avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUT_XOFF);
+	if (!irq_in || !irq_out || !irq_xon || !irq_xoff)
+		die(EXIT_USAGE, "mcu %s has no UART0 in simavr", opt_mcu);
+	avr_irq_register_notify(irq_out, uart_out, NULL);
+	avr_irq_register_notify(irq_xon, uart_xon, irq_in);
+	avr_irq_register_notify(irq_xoff, uart_xoff, NULL);
+
+	min_sp = seg_min_sp = (uint16_t)(avr->data[R_SPL] | (avr->data[R_SPH] << 8));
+	stop_reason = "running";
+	const char *message = "";
+	int code = EXIT_OK;
+	char msgbuf[256];
+
+	for (;;) {
+		int state = avr_run(avr);
+		uint16_t sp = (uint16_t)(avr->data[R_SPL] | (avr->data[R_SPH] << 8));
+		if (sp < min_sp) {
+			min_sp = sp;
+			if (sp < collision_sp) {
+				stop_reason = "stack-collision";
+				snprintf(msgbuf, sizeof msgbuf,
+				         "stack collision: SP=0x%04x below end of static RAM 0x%04x "
+				         "(pc=0x%04x, cycle %" PRIu64 ")",
+				         sp, static_end, (unsigned)avr->pc, (uint64_t)avr->cycle);
+				message = msgbuf;
+				code = EXIT_FAIL;
+				break;
+			}
+		}
+		if (sp < seg_min_sp)
+			seg_min_sp = sp;
+		if (state == cpu_Done) {
+			stop_reason = "done";
+			break;
+		}
+		if (state == cpu_Crashed) {
+			stop_reason = "crashed";
+			snprintf(msgbuf, sizeof msgbuf, "simavr: cpu crashed at pc=0x%04x, cycle %" PRIu64,
+			         (unsigned)avr->pc, (uint64_t)avr->cycle);
+			message = msgbuf;
+			code = EXIT_FAIL;
+			break;
+		}
+		if (state != cpu_Running && state != cpu_Sleeping) {
+			stop_reason = "crashed";
+			snprintf(msgbuf, sizeof msgbuf, "simavr: unexpected cpu state %s at pc=0x%04x",
+			         state_name(state), (unsigned)avr->pc);
+			message = msgbuf;
+			code = EXIT_FAIL;
+			break;
+		}
+		if (stop_requested)
+			break;
+		if (drained && avr->cycle - last_activity >= opt_idle_cycles) {
+			stop_reason = "idle";
+			break;
+		}
+		if (avr->cycle >= opt_max_cycles) {
+			stop_reason = "max-cycles";
+			snprintf(msgbuf, sizeof msgbuf, "stopped after --max-cycles %" PRIu64
+			         " (pc=0x%04x, %s)", opt_max_cycles, (unsigned)avr->pc,
+			         rx_seen && !drained ? "input not consumed" : "firmware did not stop");
+			message = msgbuf;
+			code = EXIT_MAXCYCLES;
+			break;
+		}
+	}
+
+	if (code != EXIT_OK)
+		fprintf(stderr, "kb_sim: %s\n", message);
+	if (opt_report) {
+		FILE *f = fopen(opt_report, "w");
+		if (!f)
+			die(EXIT_USAGE, "cannot write %s: %s", opt_report, strerror(errno));
+		write_report(f, code == EXIT_OK, message, data_sz, bss_sz, noinit_sz, ramstart,
+		             (uint16_t)opt_marker);
+		if (fclose(f) != 0)
+			die(EXIT_USAGE, "cannot write %s: %s", opt_report, strerror(errno));
+	} else {
+		write_report(stderr, code == EXIT_OK, message, data_sz, bss_sz, noinit_sz, ramstart,
+		             (uint16_t)opt_marker);
+	}
+	return code;
+}

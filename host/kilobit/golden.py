@@ -1,0 +1,234 @@
+"""Golden vectors: one set, made by the host integer reference, replayed on every runtime.
+
+A golden file is JSON:
+    model        "rkp"
+    params       the parameters it was made with (for people; the model file is authoritative)
+    model_file   hex of the initial .kb model file every runtime loads
+    steps        "L y c0 .. cM-1" (learn) or "Q c0 .. cM-1" (score only)
+    expect       per step [score, prediction, mistake, count, crc32 of the memory after it]
+    final_memory hex of the support-vector memory after the last step
+
+The steps mix random codes with the hard cases on purpose: repeated inputs with the opposite
+label (ties for the nearest support vector, scores of exactly 0), all-zero and all-maximum codes,
+score-only queries, and enough mistakes to fill the budget so random removal runs.
+"""
+import json
+import os
+import zlib
+
+import numpy as np
+
+from .errors import KilobitError
+from .rkp import RKPInt
+from . import runtimes as rt
+
+FORMAT = "kilobit-golden"
+VERSION = 1
+
+# The checked-in set (tests/golden): both kernels, bits 1-8, budgets 1-200, M 1-64, A -8..+4,
+# the paper's four 70-byte Banana configurations, weights that all round to zero, full budgets.
+GOLDEN_SET = [
+    dict(kernel="laplace", bits=4, budget=62, width=-6, dims=2, steps=400, seed=1),
+    dict(kernel="laplace", bits=2, budget=112, width=-6, dims=2, steps=400, seed=2),
+    dict(kernel="laplace", bits=6, budget=43, width=-6, dims=2, steps=300, seed=3),
+    dict(kernel="laplace", bits=8, budget=32, width=-6, dims=2, steps=300, seed=4),
+    dict(kernel="laplace", bits=1, budget=1, width=0, dims=1, steps=60, seed=5),
+    dict(kernel="laplace", bits=5, budget=20, width=-8, dims=16, steps=120, seed=6),
+    dict(kernel="laplace", bits=8, budget=200, width=4, dims=8, steps=500, seed=7),
+    dict(kernel="laplace", bits=3, budget=10, width=-2, dims=64, steps=120, seed=8),
+    dict(kernel="laplace", bits=8, budget=24, width=2, dims=64, steps=100, seed=9),
+    dict(kernel="laplace", bits=5, budget=40, width=0, dims=3, steps=200, seed=10),
+    dict(kernel="laplace", bits=7, budget=5, width=-4, dims=5, steps=80, seed=11),
+    dict(kernel="rbf", bits=4, budget=62, width=-6, dims=2, steps=300, seed=12),
+    dict(kernel="rbf", bits=8, budget=16, width=4, dims=64, steps=100, seed=13),
+    dict(kernel="rbf", bits=1, budget=5, width=-8, dims=3, steps=80, seed=14),
+    dict(kernel="rbf", bits=6, budget=50, width=-3, dims=4, steps=200, seed=15),
+    dict(kernel="rbf", bits=2, budget=200, width=0, dims=1, steps=500, seed=16),
+    dict(kernel="rbf", bits=3, budget=30, width=-1, dims=12, steps=150, seed=17),
+]
+
+
+def golden_name(p):
+    return "rkp-%s-b%d-t%d-m%d-a%d-s%d.json" % (
+        p["kernel"], p["bits"], p["budget"], p["dims"], p["width"], p["seed"])
+
+
+def make_steps(bits, dims, n, seed):
+    """Random steps with the hard cases mixed in (see module docstring)."""
+    gen = np.random.default_rng(seed)
+    top = (1 << bits) - 1
+    steps, seen = [], []
+    for i in range(n):
+        r = gen.random()
+        if seen and r < 0.12:  # same point, opposite label: nearest-SV ties, zero scores
+            op, y, codes = seen[int(gen.integers(len(seen)))]
+            y = 1 - y
+        elif r < 0.17:
+            codes, y = [top] * dims, int(gen.integers(2))
+        elif r < 0.21:
+            codes, y = [0] * dims, int(gen.integers(2))
+        else:
+            codes, y = [int(c) for c in gen.integers(0, top + 1, dims)], int(gen.integers(2))
+        op = "Q" if gen.random() < 0.1 else "L"
+        steps.append((op, y if op == "L" else None, list(codes)))
+        if op == "L":
+            seen.append(("L", y, list(codes)))
+    return steps
+
+
+def step_text(step):
+    op, y, codes = step
+    head = ["L", str(y)] if op == "L" else ["Q"]
+    return " ".join(head + [str(c) for c in codes])
+
+
+def parse_step(text, dims):
+    parts = text.split()
+    try:
+        if parts[0] == "L":
+            op, y, codes = "L", int(parts[1]), [int(c) for c in parts[2:]]
+            if y not in (0, 1):
+                raise ValueError
+        elif parts[0] == "Q":
+            op, y, codes = "Q", None, [int(c) for c in parts[1:]]
+        else:
+            raise ValueError
+    except (ValueError, IndexError):
+        raise KilobitError("bad golden step %r" % text) from None
+    if len(codes) != dims:
+        raise KilobitError("golden step has %d codes, model has %d dims" % (len(codes), dims))
+    return op, y, codes
+
+
+def make(kernel, bits, budget, width, dims, steps, seed, C=255):
+    """Run the host integer reference and return the golden document (a dict)."""
+    model = RKPInt(kernel, bits, dims, budget, width, C, seed=seed)
+    model_file = model.to_bytes()
+    seq = make_steps(bits, dims, steps, seed)
+    out = rt.get("host").replay(model_file, seq)
+    expect, mem = [], None
+    for s, pred, mistake, count, m in out:
+        if m is not None:
+            mem = m
+        expect.append([int(s), pred, mistake, count,
+                       zlib.crc32(mem if mem is not None else model.memory()) & 0xFFFFFFFF])
+    return {
+        "format": FORMAT, "version": VERSION, "model": "rkp",
+        "params": dict(kernel=kernel, bits=bits, budget=budget, width=width, dims=dims,
+                       C=C, seed=seed, steps=steps),
+        "model_file": model_file.hex(),
+        "steps": [step_text(s) for s in seq],
+        "expect": expect,
+        "final_memory": mem.hex() if mem is not None else model.memory().hex(),
+    }
+
+
+def dump(doc, path):
+    """Write atomically, one step per line so diffs stay readable."""
+    lines = ["{"]
+    keys = list(doc)
+    for i, k in enumerate(keys):
+        v = doc[k]
+        comma = "," if i < len(keys) - 1 else ""
+        if k in ("steps", "expect"):
+            body = ",\n    ".join(json.dumps(x) for x in v)
+            lines.append('  "%s": [\n    %s\n  ]%s' % (k, body, comma))
+        else:
+            lines.append("  %s: %s%s" % (json.dumps(k), json.dumps(v), comma))
+    lines.append("}")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(tmp, path)
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise KilobitError("cannot read golden file %s: %s" % (path, e)) from None
+    if doc.get("format") != FORMAT or doc.get("version") != VERSION:
+        raise KilobitError("%s is not a kilobit golden file (version %d)" % (path, VERSION))
+    return doc
+
+
+class Mismatch:
+    def __init__(self, runtime, step, field, expected, got):
+        self.runtime, self.step, self.field = runtime, step, field
+        self.expected, self.got = expected, got
+
+    def __str__(self):
+        return "%s: step %d, field %s: expected %s, got %s" % (
+            self.runtime, self.step, self.field, self.expected, self.got)
+
+
+FIELDS = ("score", "prediction", "mistake", "count")
+
+
+def compare(doc, runtime_name, results):
+    """The first difference between a runtime's replay and the golden file, or None."""
+    expect = doc["expect"]
+    if len(results) != len(expect):
+        return Mismatch(runtime_name, len(results), "steps", len(expect), len(results))
+    mem = None
+    for i, (got, exp) in enumerate(zip(results, expect)):
+        for f, g, e in zip(FIELDS, got[:4], exp[:4]):
+            if int(g) != e:
+                return Mismatch(runtime_name, i, f, e, g)
+        if got[4] is not None:
+            mem = got[4]
+            crc = zlib.crc32(mem) & 0xFFFFFFFF
+            if crc != exp[4]:
+                return Mismatch(runtime_name, i, "memory", "crc32 %08x" % exp[4],
+                                "crc32 %08x" % crc)
+    final = bytes.fromhex(doc["final_memory"])
+    if mem is None:
+        return Mismatch(runtime_name, len(expect) - 1, "memory", "reported", "never reported")
+    if mem != final:
+        where = next((j for j in range(min(len(mem), len(final))) if mem[j] != final[j]),
+                     min(len(mem), len(final)))
+        return Mismatch(runtime_name, len(expect) - 1, "final memory byte %d" % where,
+                        final[where:where + 1].hex() or "end",
+                        mem[where:where + 1].hex() or "end")
+    return None
+
+
+def replay_doc(doc, runtime):
+    dims = doc["params"]["dims"]
+    steps = [parse_step(t, dims) for t in doc["steps"]]
+    return runtime.replay(bytes.fromhex(doc["model_file"]), steps)
+
+
+def check(path, runtime_names, log=print):
+    """Replay one golden file on each runtime. Return a list of failure texts (empty: all agree)."""
+    doc = load(path)
+    failures = []
+    for name in runtime_names:
+        runtime = rt.get(name)
+        missing = runtime.missing()
+        if missing:
+            failures.append("%s: not available here (%s)" % (name, missing))
+            log("  %-18s MISSING  %s" % (name, missing))
+            continue
+        try:
+            bad = compare(doc, name, replay_doc(doc, runtime))
+        except rt.RuntimeFailure as e:
+            bad = "%s: runtime failed: %s" % (name, e)
+        if bad:
+            failures.append(str(bad))
+            log("  %-18s DIFFERS  %s" % (name, bad))
+        else:
+            log("  %-18s ok       %d steps bit for bit" % (name, len(doc["steps"])))
+    return failures
+
+
+def make_set(directory, log=print):
+    os.makedirs(directory, exist_ok=True)
+    names = []
+    for p in GOLDEN_SET:
+        name = golden_name(p)
+        dump(make(**p), os.path.join(directory, name))
+        names.append(name)
+        log("wrote %s" % os.path.join(directory, name))
+    return names
