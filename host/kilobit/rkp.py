@@ -253,7 +253,9 @@ class RKPInt(_Core):
 
 
 class RKPFloat(_Core):
-    """Float reference: exact K = exp(-d / 2^(A+B)) (eq. 6), same codes, same removals."""
+    """Float reference: exact K = exp(-d / 2^(A+B)) (eq. 6; 2^(A+2B) for rbf), same codes, same
+    removals. Like the paper's float model it does not subtract the nearest distance first, so
+    it underflows to a zero score at very small widths on high-dimensional data."""
 
     def score(self, u):
         n = self.count
@@ -267,8 +269,8 @@ class RKPFloat(_Core):
 class RandomKernelPerceptron:
     """Budgeted kernel perceptron with random removal, in the scikit-learn / river style.
 
-    X is scaled to [0, 1] (see kilobit.quant.MinMaxScaler) and quantized to `bits` bits inside;
-    y is 0/1. `fixed=True` runs the integer contract (what the devices run), `fixed=False` the
+    X must already be scaled to [0, 1] (kilobit.quant.MinMaxScaler, or kilobit.data.scale); it
+    is clipped and quantized to `bits` bits inside. y is 0/1. `fixed=True` runs the integer contract (what the devices run), `fixed=False` the
     float reference. One pass over the data, in order, as the paper's online learner.
     """
 
@@ -297,6 +299,8 @@ class RandomKernelPerceptron:
 
     def partial_fit(self, X, y):
         X = np.asarray(X)
+        if len(X) != len(y):
+            raise ValueError("X has %d rows but y has %d labels" % (len(X), len(y)))
         if not hasattr(self, "model_"):
             self._init(X.shape[1])
         for u, t in zip(self._codes(X), np.asarray(y)):

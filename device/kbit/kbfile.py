@@ -1,0 +1,191 @@
+"""The kilobit model container (docs/contract.md, section 4), read from bytes or a stream.
+
+    b"KBIT" | version u8 | model type u8 | reserved u16 | payload length u32 | payload | crc32 u32
+
+`Reader` checks the header, hands the payload out piece by piece (so a model's memory can be
+read straight into its own buffer: loading never holds the file twice) and checks length and
+CRC-32 in `finish()`. The CRC is computed in two 16-bit halves, so MicroPython stays in small
+ints. Errors are `ModelFileError` (a ValueError) with a distinct message per cause.
+"""
+try:
+    from micropython import const
+except ImportError:  # CPython
+
+    def const(x):
+        return x
+
+
+MAGIC = b"KBIT"
+VERSION = const(1)
+TYPE_RKP = const(1)
+TYPES = (TYPE_RKP,)
+
+# CRC-32 (reflected polynomial 0xEDB88320), nibble table split into high and low 16 bits.
+_CRC_HI = (0x0000, 0x1DB7, 0x3B6E, 0x26D9, 0x76DC, 0x6B6B, 0x4DB2, 0x5005,
+           0xEDB8, 0xF00F, 0xD6D6, 0xCB61, 0x9B64, 0x86D3, 0xA00A, 0xBDBD)
+_CRC_LO = (0x0000, 0x1064, 0x20C8, 0x30AC, 0x4190, 0x51F4, 0x6158, 0x713C,
+           0x8320, 0x9344, 0xA3E8, 0xB38C, 0xC2B0, 0xD2D4, 0xE278, 0xF21C)
+_CHUNK = const(64)
+
+
+class ModelFileError(ValueError):
+    """A model file this runtime refuses; str(e) says why."""
+
+
+class Crc32:
+    """Incremental CRC-32 (as zlib.crc32) with every intermediate below 2^16."""
+
+    def __init__(self):
+        self.hi = 0xFFFF
+        self.lo = 0xFFFF
+
+    def update(self, buf, n=-1):
+        if n < 0:
+            n = len(buf)
+        hi = self.hi
+        lo = self.lo
+        th = _CRC_HI
+        tl = _CRC_LO
+        for i in range(n):
+            lo ^= buf[i]
+            k = lo & 15
+            lo = ((lo >> 4) | ((hi & 15) << 12)) ^ tl[k]
+            hi = (hi >> 4) ^ th[k]
+            k = lo & 15
+            lo = ((lo >> 4) | ((hi & 15) << 12)) ^ tl[k]
+            hi = (hi >> 4) ^ th[k]
+        self.hi = hi
+        self.lo = lo
+
+    def matches(self, b4):
+        """True when the 4 little-endian bytes b4 hold this CRC."""
+        return (b4[0] | b4[1] << 8) == self.lo ^ 0xFFFF and (b4[2] | b4[3] << 8) == self.hi ^ 0xFFFF
+
+    def value(self):
+        return (self.hi ^ 0xFFFF) << 16 | (self.lo ^ 0xFFFF)
+
+
+def crc32(data):
+    c = Crc32()
+    c.update(data)
+    return c.value()
+
+
+class _BytesSource:
+    """readinto() over a bytes-like object, without copying it."""
+
+    def __init__(self, data):
+        self.mv = memoryview(data)
+        self.pos = 0
+
+    def readinto(self, buf):
+        n = min(len(buf), len(self.mv) - self.pos)
+        buf[:n] = self.mv[self.pos:self.pos + n]
+        self.pos += n
+        return n
+
+
+class Reader:
+    """Read one model file: the header at construction, then the payload, then `finish()`.
+
+    Checks in the order of the host (kilobit.kbfile.unpack): magic, too short, version, model
+    type, length; the CRC in `finish()`. Callers must report payload errors only after
+    `finish()` succeeded, so that a corrupt file is called corrupt, not "bad parameters".
+    """
+
+    def __init__(self, src):
+        if not hasattr(src, "readinto"):
+            src = _BytesSource(src)
+        self.src = src
+        self.crc = Crc32()
+        head = bytearray(12)
+        n = self._fill(head, 4)
+        if n < 4 or head[:4] != MAGIC:
+            raise ModelFileError("not a kilobit model file (bad magic)")
+        n += self._fill(memoryview(head)[4:], 8)
+        # the host refuses a file shorter than header + CRC as truncated, before looking at it
+        self.ahead = bytearray(4)
+        self.nahead = self._fill(self.ahead, 4) if n == 12 else 0
+        if n + self.nahead < 16:
+            raise ModelFileError("truncated model file")
+        if head[4] != VERSION:
+            raise ModelFileError("unsupported model file version %d (this kbit reads %d)"
+                                 % (head[4], VERSION))
+        if head[5] not in TYPES:
+            raise ModelFileError("unknown model type %d" % head[5])
+        self.type = head[5]
+        self.crc.update(head)
+        if head[11] >> 6:  # the length cannot be this large: keep it a small int
+            raise ModelFileError("truncated model file (payload length too large)")
+        self.length = head[8] | head[9] << 8 | head[10] << 16 | head[11] << 24
+        self.left = self.length  # payload bytes not yet handed out
+
+    def _fill(self, buf, n):
+        """Read up to n bytes into buf (a bytearray or memoryview); return how many."""
+        got = 0
+        mv = memoryview(buf)
+        while got < n:
+            r = self.src.readinto(mv[got:n])
+            if not r:
+                break
+            got += r
+        return got
+
+    def _take(self, buf, n):
+        """Payload or trailer bytes, the 4 look-ahead bytes first; return how many."""
+        k = 0
+        if self.nahead:
+            k = min(n, self.nahead)
+            for i in range(k):
+                buf[i] = self.ahead[i]
+            self.ahead[:self.nahead - k] = self.ahead[k:self.nahead]
+            self.nahead -= k
+        if k < n:
+            k += self._fill(memoryview(buf)[k:], n - k)
+        return k
+
+    def readinto(self, buf, n=-1):
+        """Fill buf[:n] with the next n payload bytes. Short file -> truncated."""
+        if n < 0:
+            n = len(buf)
+        if n > self.left or self._take(buf, n) != n:
+            self.left = -1
+            raise ModelFileError("truncated model file")
+        self.crc.update(buf, n)
+        self.left -= n
+
+    def read(self, n):
+        b = bytearray(n)
+        self.readinto(b, n)
+        return b
+
+    def finish(self):
+        """Consume the rest of the payload and the CRC; check length and CRC."""
+        buf = bytearray(_CHUNK)
+        while self.left > 0:
+            self.readinto(buf, min(self.left, _CHUNK))
+        if self._take(buf, 5) != 4:  # exactly 4 bytes must remain: the CRC
+            raise ModelFileError("truncated or padded model file")
+        if not self.crc.matches(buf):
+            raise ModelFileError("corrupt model file (CRC mismatch)")
+
+
+def write(stream, mtype, parts):
+    """Write a model file whose payload is the concatenation of `parts` (bytes-like)."""
+    n = 0
+    for p in parts:
+        n += len(p)
+    head = bytearray(12)
+    head[:4] = MAGIC
+    head[4] = VERSION
+    head[5] = mtype
+    for i in range(4):
+        head[8 + i] = (n >> (8 * i)) & 0xFF
+    c = Crc32()
+    c.update(head)
+    stream.write(head)
+    for p in parts:
+        c.update(p)
+        stream.write(p)
+    stream.write(bytes((c.lo & 0xFF ^ 0xFF, c.lo >> 8 ^ 0xFF, c.hi & 0xFF ^ 0xFF,
+                        c.hi >> 8 ^ 0xFF)))

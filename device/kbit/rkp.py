@@ -1,0 +1,404 @@
+"""Random Kernel Perceptron, integer only (docs/contract.md, section 3).
+
+    from kbit.rkp import RKP
+    with open("banana.kb", "rb") as f:
+        m = RKP.load(f)
+    codes = bytearray(m.dims)          # B-bit codes 0 .. 2^B-1, filled in place
+    s = m.learn(codes, 1)              # score before learning; m.mistake tells if it stored
+    m.predict(codes)                   # 1 if score > 0 else 0
+
+The support vectors live in one bytearray, `memory`, of exactly ceil(T * (M*B + 1) / 8) bytes,
+bit-packed as contract 3.5. `score`, `predict` and `learn` allocate nothing: every intermediate
+is a small int (< 2^30), no object is created, so they run under `micropython.heap_lock()`.
+(Ports without a pystack give a function frame above 11 words a heap block for the call and
+free it on return, or put it on the C stack when the heap is locked: MicroPython's doing.)
+
+The score reads the memory as one stream of bits. It weighs each vector against the nearest
+distance seen so far and restarts the sum when a nearer vector comes; the vectors before the
+last restart are then read again (about 1.5 passes in all when the order is random). A vector
+is given up as soon as its partial distance shows that its weight is 0. Weights of the 32
+smallest offsets are precomputed (32 bytes); larger offsets use the log method on the table.
+"""
+try:
+    from micropython import const
+except ImportError:  # CPython
+
+    def const(x):
+        return x
+
+
+from . import kbfile
+from .rng import scale, step
+
+LAPLACE = const(0)
+RBF = const(1)
+_CAP = const(0x3FFFFFFF)  # largest MicroPython small int; rbf distances stay <= it
+_TABLE_MAX = const(32)
+_PARAMS = const(13)  # kernel bits dims budget width C rng count ntab: <BBHHbBHHB
+_WCACHE_LOG = const(5)
+_WCACHE = const(32)  # 1 << _WCACHE_LOG bytes of precomputed weights
+_NAMES = ("laplace", "rbf")
+
+
+def mem_bytes(budget, dims, bits):
+    """Size of the support-vector memory (contract 3.5)."""
+    return (budget * (dims * bits + 1) + 7) // 8
+
+
+def check(kernel, bits, dims, budget, width, C, state, count):
+    """None when the parameters are inside the contract, else what is wrong (a str)."""
+    if kernel != LAPLACE and kernel != RBF:
+        return "unknown kernel %r" % (kernel,)
+    if not 1 <= bits <= 8:
+        return "bits %d not in 1..8" % bits
+    if not 1 <= dims <= 0xFFFF:
+        return "dims %d not in 1..65535" % dims
+    if not 1 <= budget <= 0xFFFF:
+        return "budget %d not in 1..65535" % budget
+    if not -16 <= width <= 16:
+        return "width %d not in -16..16" % width
+    if not 1 <= C <= 255:
+        return "C %d not in 1..255" % C
+    if not 1 <= state <= 0xFFFF:
+        return "rng state %d not in 1..65535" % state
+    if not 0 <= count <= budget:
+        return "count %d not in 0..budget" % count
+    top = (1 << bits) - 1
+    if kernel == LAPLACE and dims * top > 0xFFFF:
+        return "laplace distance M*(2^B-1) exceeds 16 bits"
+    if kernel == RBF and dims > _CAP // (top * top):
+        return "rbf distance M*(2^B-1)^2 exceeds 30 bits"
+    if dims * bits + 1 > _CAP // budget:
+        return "memory of %d x %d bits too large for this device" % (budget, dims * bits + 1)
+    return None
+
+
+def check_table(table, C):
+    """None when P (the weight table) has at most 32 entries, C >= P[0] >= P[1] ... > 0."""
+    n = len(table)
+    if n > _TABLE_MAX:
+        return "weight table of %d entries (max 32)" % n
+    prev = C
+    for i in range(n):
+        if not 0 < table[i] <= prev:
+            return "weight table not in C >= P[0] >= P[1] >= ... > 0"
+        prev = table[i]
+    return None
+
+
+def _weight(k, tab, J, C, half):
+    """w(k) for k > 0 by the log method with rounded division (contract 3.2)."""
+    if k >> J:
+        return 0
+    b = J - 1
+    while not k >> b:
+        b -= 1
+    w = tab[b]
+    while b:
+        b -= 1
+        if (k >> b) & 1:
+            w = (w * tab[b] + half) // C
+            if not w:
+                return 0
+    return w
+
+
+def weight(k, table, C):
+    """w(k) (contract 3.2): C for k = 0, else the log method over the table."""
+    if k == 0:
+        return C
+    return _weight(k, table, len(table), C, C >> 1)
+
+
+class RKP:
+    """A Random Kernel Perceptron learner: parameters, weight table, generator, memory."""
+
+    def __init__(self, kernel, bits, dims, budget, width, C, table, state=1, count=0):
+        """An empty learner. kernel: "laplace"/"rbf" (or LAPLACE/RBF); table: the power table
+        P made on the host (kilobit.rkp.power_table); state: kbit.rng.seed_state(seed).
+        Codes given to score/learn must be in 0 .. 2^bits-1 (they are not checked)."""
+        if kernel in _NAMES:
+            kernel = _NAMES.index(kernel)
+        err = check(kernel, bits, dims, budget, width, C, state, count) or check_table(table, C)
+        if err:
+            raise ValueError("bad parameters: " + err)
+        self.kernel = kernel  # LAPLACE or RBF
+        self.bits = bits  # B
+        self.dims = dims  # M
+        self.budget = budget  # T
+        self.width = width  # A (only the host uses it: it made the table)
+        self.C = C
+        self.table = bytes(table)  # P[0 .. J-1]
+        self.state = state  # generator state (kbit.rng)
+        self.count = count  # support vectors stored
+        self.mistake = False  # set by learn()
+        self.memory = bytearray(mem_bytes(budget, dims, bits))
+        # w(0 .. W-1) for the most frequent small offsets, W = min(2^J, _WCACHE)
+        J = len(table)
+        w = bytearray(_WCACHE if J > _WCACHE_LOG else 1 << J)
+        for i in range(len(w)):
+            w[i] = weight(i, table, C)
+        self._w = w
+
+    # --- the model file (contract 4) ---
+    @classmethod
+    def load(cls, src):
+        """A model from a .kb file: bytes-like, or a stream with readinto() (e.g. open(.., "rb")).
+
+        The memory is read straight into the model's buffer. Raises kbfile.ModelFileError.
+        """
+        r = kbfile.Reader(src)
+        err = None
+        m = None
+        if r.type != kbfile.TYPE_RKP:
+            err = "bad parameters: not an rkp model (type %d)" % r.type
+        elif r.left < _PARAMS:
+            err = "truncated rkp payload"
+        else:
+            # checks in the order of the host reference (kilobit.rkp.RKPInt.from_bytes)
+            p = r.read(_PARAMS)
+            dims = p[2] | p[3] << 8
+            budget = p[4] | p[5] << 8
+            width = p[6] - 256 if p[6] > 127 else p[6]
+            state = p[8] | p[9] << 8
+            count = p[10] | p[11] << 8
+            ntab = p[12]
+            err = check(p[0], p[1], dims, budget, width, p[7], state, count)
+            if not err and ntab > _TABLE_MAX:
+                err = "weight table of %d entries (max 32)" % ntab
+            if err:
+                err = "bad parameters: " + err
+            elif ntab + mem_bytes(budget, dims, p[1]) + 1 > r.left:
+                err = "truncated rkp payload"
+            else:
+                table = r.read(ntab)
+                err = check_table(table, p[7])
+                if err:
+                    err = "bad parameters: " + err
+                else:
+                    m = cls(p[0], p[1], dims, budget, width, p[7], table, state, count)
+                    r.readinto(m.memory)
+                    m._clear_unused()
+                    r.readinto(p, 1)  # has_scaler; the scaler (host use) is skipped
+                    if p[0] == 1:
+                        if r.left != 8 * dims:
+                            err = "truncated or padded rkp scaler"
+                    elif p[0] != 0 or r.left:
+                        err = "bad parameters: bad rkp trailer"
+        r.finish()
+        if err:
+            raise kbfile.ModelFileError(err)
+        return m
+
+    def _clear_unused(self):
+        """Zero the bits of unused slots and the padding (contract 3.5), as the host does."""
+        mem = self.memory
+        p = self.count * (self.dims * self.bits + 1)
+        i = p >> 3
+        if p & 7:
+            mem[i] &= (1 << (p & 7)) - 1
+            i += 1
+        for i in range(i, len(mem)):
+            mem[i] = 0
+
+    def save(self, stream):
+        """Write this learner as a .kb file (no scaler: the device never had one)."""
+        p = bytearray(_PARAMS)
+        p[0] = self.kernel
+        p[1] = self.bits
+        p[2] = self.dims & 0xFF
+        p[3] = self.dims >> 8
+        p[4] = self.budget & 0xFF
+        p[5] = self.budget >> 8
+        p[6] = self.width & 0xFF
+        p[7] = self.C
+        p[8] = self.state & 0xFF
+        p[9] = self.state >> 8
+        p[10] = self.count & 0xFF
+        p[11] = self.count >> 8
+        p[12] = len(self.table)
+        kbfile.write(stream, kbfile.TYPE_RKP, (p, self.table, self.memory, b"\x00"))
+
+    # --- contract 3.3: score and prediction ---
+    def score(self, u):
+        """s = sum_i y_i * w(d_i - d_nn) over the stored vectors; u: M codes (indexable)."""
+        n = self.count
+        M = self.dims
+        if len(u) != M:
+            raise ValueError("expected %d codes" % M)
+        if n == 0:
+            return 0
+        mem = self.memory
+        B = self.bits
+        rbf = self.kernel
+        mask = (1 << B) - 1
+        S = M * B + 1
+        tab = self.table
+        J = len(tab)
+        wc = self._w  # w(0 .. len(wc)-1), precomputed
+        nw = len(wc)
+        C = self.C
+        half = C >> 1
+        # One pass weighs every vector against the nearest distance seen so far, `best`; when
+        # a nearer one comes, the sum restarts from it. Then the vectors before the last
+        # restart are weighed again against the final best. A vector is given up as soon as
+        # its partial distance exceeds best + 2^J - 1: its weight is 0 (w(k) = 0, k >= 2^J).
+        # The memory is read as one stream of bits, LSB first: `acc` holds the next `k` bits,
+        # mem[bi] is the next byte; k = -1 asks for a restart at vector i (after a give-up).
+        best = _CAP
+        lim = _CAP
+        last = 0
+        s = 0
+        k = -1
+        for i in range(n):
+            if k <= 0:
+                if k:
+                    bi = i * S
+                    k = bi & 7
+                    bi >>= 3
+                    acc = mem[bi] >> k
+                    k = 8 - k
+                else:
+                    acc = mem[bi]
+                    k = 8
+                bi += 1
+            y = acc & 1
+            acc >>= 1
+            k -= 1
+            d = 0
+            for t in u:
+                if k < B:
+                    acc |= mem[bi] << k
+                    bi += 1
+                    k += 8
+                t = (acc & mask) - t
+                acc >>= B
+                k -= B
+                if rbf:
+                    d += t * t
+                elif t < 0:
+                    d -= t
+                else:
+                    d += t
+                if d > lim:
+                    k = -1
+                    break
+            else:
+                if d < best:
+                    best = d
+                    if J >= 30 or d > _CAP - (1 << J):
+                        lim = _CAP
+                    else:
+                        lim = d + (1 << J) - 1
+                    last = i
+                    s = C if y else -C
+                    continue
+                d -= best
+                if d < nw:
+                    w = wc[d]
+                else:
+                    w = _weight(d, tab, J, C, half)
+                if y:
+                    s += w
+                else:
+                    s -= w
+        # again for the vectors before the last restart, against the final best
+        k = -1
+        for i in range(last):
+            if k <= 0:
+                if k:
+                    bi = i * S
+                    k = bi & 7
+                    bi >>= 3
+                    acc = mem[bi] >> k
+                    k = 8 - k
+                else:
+                    acc = mem[bi]
+                    k = 8
+                bi += 1
+            y = acc & 1
+            acc >>= 1
+            k -= 1
+            d = 0
+            for t in u:
+                if k < B:
+                    acc |= mem[bi] << k
+                    bi += 1
+                    k += 8
+                t = (acc & mask) - t
+                acc >>= B
+                k -= B
+                if rbf:
+                    d += t * t
+                elif t < 0:
+                    d -= t
+                else:
+                    d += t
+                if d > lim:
+                    k = -1
+                    break
+            else:
+                d -= best
+                if d < nw:
+                    w = wc[d]
+                else:
+                    w = _weight(d, tab, J, C, half)
+                if y:
+                    s += w
+                else:
+                    s -= w
+        return s
+
+    def predict(self, u):
+        """1 if score(u) > 0 else 0 (a tie predicts the negative class)."""
+        return 1 if self.score(u) > 0 else 0
+
+    # --- contract 3.4: learning step ---
+    def learn(self, u, y):
+        """One step of Algorithm 1 for codes u and label y in {0, 1}. Returns the score before
+        learning; sets self.mistake. A mistake stores (u, y), at random when the budget is full.
+        """
+        s = self.score(u)
+        if y == 1:
+            m = s <= 0
+        else:
+            m = s >= 0
+        self.mistake = m
+        if m:
+            n = self.count
+            if n < self.budget:
+                self.count = n + 1
+            else:
+                x = step(self.state)
+                self.state = x
+                n = scale(x, self.budget)
+            self.store(n, u, y == 1)
+        return s
+
+    def store(self, slot, u, positive):
+        """Write (u, label) into slot `slot` of the memory (codes masked to B bits)."""
+        mem = self.memory
+        B = self.bits
+        mask = (1 << B) - 1
+        pos = slot * (self.dims * B + 1)
+        bi = pos >> 3
+        sh = pos & 7
+        if positive:
+            mem[bi] |= 1 << sh
+        else:
+            mem[bi] &= ~(1 << sh)
+        pos += 1
+        for j in range(self.dims):
+            bi = pos >> 3
+            sh = pos & 7
+            v = (u[j] & mask) << sh
+            f = mask << sh
+            mem[bi] = (mem[bi] & ~f) | (v & 0xFF)
+            if sh + B > 8:
+                mem[bi + 1] = (mem[bi + 1] & ~(f >> 8)) | (v >> 8)
+            pos += B
+
+
+def load(src):
+    """RKP.load(src)."""
+    return RKP.load(src)

@@ -1,0 +1,35 @@
+"""device/kbit (the MicroPython package) run in-process under CPython."""
+from . import Runtime, RuntimeFailure
+
+
+class KbitCPythonRuntime(Runtime):
+    name = "kbit-cpython"
+
+    def missing(self):
+        try:
+            import kbit.rkp  # noqa: F401
+        except ImportError as e:
+            return "the kbit package (device/kbit): %s" % e
+        return None
+
+    def replay(self, model, steps):
+        from kbit.kbfile import ModelFileError
+        from kbit.rkp import RKP
+
+        try:
+            m = RKP.load(bytes(model))
+        except ModelFileError as e:
+            raise RuntimeFailure("ModelFileError: %s" % e) from None
+        u = bytearray(m.dims)
+        out = []
+        for op, y, codes in steps:
+            u[:] = bytes(codes)
+            if op == "L":
+                s = m.learn(u, y)
+                pred, mistake = int(s > 0), m.mistake
+            else:
+                s, pred, mistake = m.score(u), m.predict(u), False
+            out.append((s, pred, int(mistake), m.count, bytes(m.memory) if mistake else None))
+        if out:
+            out[-1] = out[-1][:4] + (bytes(m.memory),)
+        return out
