@@ -23,8 +23,17 @@
  * KB_TABLE_READ(table, i), which is what lets one source serve both configurations.
  *
  * Cost on an ATtiny2313 (the paper's setting: laplace, B = 4, M = 2, 62 support vectors,
- * J = 1): one learning step decodes each support vector once, about 120 cycles each; see
- * kb_rkp_score for the two score algorithms.
+ * J = 1): one learning step decodes each support vector once, whole (kb_reader_t's window),
+ * into two register accumulators, about 60 cycles each; about 4,600 cycles per step in all,
+ * measured by `kilobit bench avr` (docs/benchmarks/avr-rkp.md). See kb_rkp_score for the score
+ * algorithms. What makes that possible on a core without multiplier or barrel shifter: no
+ * shift by a variable count in the inner loop, no libgcc multiply (kb_mul_score and friends),
+ * and, with compile-time parameters, the weights w(0..2^J-1) as a flash table
+ * (KB_RKP_CONST_WTAB_INIT) instead of the log method's divisions.
+ *
+ * Optional compile-time inputs besides the parameters: KB_RKP_CONST_MEM_INIT (the initial
+ * memory of a saved model), KB_RKP_CONST_WTAB_INIT (see kb_rkp_wtab), KB_RKP_ACC_LOG2 (largest
+ * J scored in one pass; 2^J accumulators live on the stack), KB_RKP_NO_WINDOW.
  *
  * Type choices (AVR `int` is 16-bit signed, so nothing that can exceed 32767 is left to int):
  *  - distances: uint16_t suffices for laplace (the loader caps it at 65535), rbf needs
@@ -156,6 +165,32 @@ typedef uint32_t kb_bitpos_t;
 #define KB_SCORE16
 #endif
 
+/* Support vectors of at most 25 bits (M*B + 1: every 2-D setting of the paper) are read whole:
+ * the bytes under one support vector, starting at bit offset 0..7, fit a 16- or 32-bit window
+ * (see kb_reader_t). The window of the last support vector may reach up to 3 bytes past the
+ * memory, so the array is that much longer; dumps and files never see the extra bytes. */
+#define KB_RKP_CONST_SV (KB_RKP_CONST_DIMS * KB_RKP_CONST_BITS + 1L)
+#if KB_RKP_CONST_SV <= 25 && !defined(KB_RKP_NO_WINDOW)
+#define KB_RKP_WINDOW
+#if KB_RKP_CONST_SV + 7 <= 16
+typedef uint16_t kb_window_t;
+#define KB_RKP_WINDOW_BYTES 2
+#elif KB_RKP_CONST_SV + 7 <= 24 && defined(__AVR__) && defined(__INT24_MAX__)
+__extension__ typedef __uint24 kb_window_t; /* avr-gcc's 24-bit integer: 3 registers, not 4 */
+#define KB_RKP_WINDOW_BYTES 3
+#else
+typedef uint32_t kb_window_t;
+#define KB_RKP_WINDOW_BYTES ((KB_RKP_CONST_SV + 14) / 8) /* 3 or 4 */
+#endif
+#define KB_RKP_CONST_WINDOW_END \
+    (((KB_RKP_CONST_BUDGET - 1L) * KB_RKP_CONST_SV) / 8 + KB_RKP_WINDOW_BYTES)
+#define KB_RKP_CONST_MEM_ALLOC \
+    (KB_RKP_CONST_WINDOW_END > KB_RKP_CONST_MEM_BYTES ? KB_RKP_CONST_WINDOW_END \
+                                                     : KB_RKP_CONST_MEM_BYTES)
+#else
+#define KB_RKP_CONST_MEM_ALLOC KB_RKP_CONST_MEM_BYTES
+#endif
+
 #else /* runtime parameters */
 
 typedef uint32_t kb_dist_t;
@@ -209,7 +244,21 @@ typedef struct {
 
 static const uint8_t kb_rkp_table[KB_RKP_CONST_NTAB > 0 ? KB_RKP_CONST_NTAB : 1] KB_FLASH =
     KB_RKP_CONST_TABLE_INIT;
-static uint8_t kb_rkp_mem[KB_RKP_CONST_MEM_BYTES];
+
+/* Optional: the weights themselves, KB_RKP_CONST_WTAB_INIT = {w(0), .., w(2^J - 1)}, computed by
+ * the host with the rule of contract 3.2 (kilobit.firmware does, for 2^J <= 64). w(k) is then
+ * one flash read, and the log method with its division is not linked at all. */
+#ifdef KB_RKP_CONST_WTAB_INIT
+#define KB_RKP_CONST_WTAB_N (1L << KB_RKP_CONST_NTAB)
+static const uint8_t kb_rkp_wtab[KB_RKP_CONST_WTAB_N] KB_FLASH = KB_RKP_CONST_WTAB_INIT;
+#endif
+/* Zero (.bss) unless KB_RKP_CONST_MEM_INIT gives the memory of a saved model ({b0, b1, ..}):
+ * then .data, copied from flash at reset, so a host-trained model continues learning. */
+#ifdef KB_RKP_CONST_MEM_INIT
+static uint8_t kb_rkp_mem[KB_RKP_CONST_MEM_ALLOC] = KB_RKP_CONST_MEM_INIT;
+#else
+static uint8_t kb_rkp_mem[KB_RKP_CONST_MEM_ALLOC];
+#endif
 #endif
 
 /* Bytes of support-vector memory (contract 3.5). budget*(dims*bits+1) can need 35 bits, the
@@ -221,6 +270,106 @@ static inline uint32_t kb_rkp_mem_bytes(uint16_t budget, uint16_t dims, uint8_t 
 }
 
 /* ---- bit-packed memory: bit p is bit p%8 of byte p/8, fields LSB first (contract 3.5) ---- */
+
+#ifdef KB_RKP_WINDOW
+
+/* Whole-support-vector reader (compile-time parameters, S = M*B + 1 <= 25 bits). Support vector
+ * i starts at bit i*S, i.e. at bit `off` of byte `next`; its bytes are loaded into a window,
+ * shifted down by `off` in three constant steps (4, 2, 1: a shift by a variable count is a loop
+ * on AVR), and the fields are then taken with constant shifts. The next support vector's
+ * position follows by adding the constant S: no multiply, no variable shift per field. */
+typedef struct {
+    const uint8_t *next; /* the byte holding the first bit of the next support vector */
+    uint8_t off;         /* that bit, 0..7 */
+    kb_window_t w;       /* the codes of the current support vector, code 0 lowest */
+} kb_reader_t;
+
+static inline void kb_reader_init(kb_reader_t *r, const uint8_t *mem)
+{
+    r->next = mem;
+    r->off = 0;
+    r->w = 0;
+}
+
+/* w >> 4. At -Os avr-gcc makes a shift by 4 a 4-iteration loop; moving nibbles with AVR's
+ * `swap` (what `(uint8_t)x >> 4` and `<< 4` compile to) takes a third of the cycles. */
+KB_ALWAYS_INLINE kb_window_t kb_window_shr4(kb_window_t w)
+{
+    /* each byte: its own high nibble down, the next byte's low nibble up */
+    const uint8_t b0 = (uint8_t)w, b1 = (uint8_t)(w >> 8);
+    kb_window_t r;
+#if KB_RKP_WINDOW_BYTES > 2
+    const uint8_t b2 = (uint8_t)(w >> 16);
+#endif
+#if KB_RKP_WINDOW_BYTES > 3
+    const uint8_t b3 = (uint8_t)(w >> 24);
+    r = (kb_window_t)((kb_window_t)((uint8_t)(b2 >> 4) | (uint8_t)(b3 << 4)) << 16 |
+                      (kb_window_t)(uint8_t)(b3 >> 4) << 24);
+    r |= (kb_window_t)((uint8_t)(b1 >> 4) | (uint8_t)(b2 << 4)) << 8;
+#elif KB_RKP_WINDOW_BYTES > 2
+    r = (kb_window_t)((kb_window_t)(uint8_t)(b2 >> 4) << 16);
+    r |= (kb_window_t)((uint8_t)(b1 >> 4) | (uint8_t)(b2 << 4)) << 8;
+#else
+    r = (kb_window_t)((kb_window_t)(uint8_t)(b1 >> 4) << 8);
+#endif
+    return (kb_window_t)(r | (uint8_t)((uint8_t)(b0 >> 4) | (uint8_t)(b1 << 4)));
+}
+
+/* w >> n for a constant n in 1..8: a byte move, a nibble swap, then single-bit shifts. */
+KB_ALWAYS_INLINE kb_window_t kb_window_shr(kb_window_t w, uint8_t n)
+{
+#ifdef __AVR__
+    if (n & 8u)
+        w = (kb_window_t)(w >> 8);
+    if (n & 4u)
+        w = kb_window_shr4(w);
+    if (n & 2u)
+        w = (kb_window_t)(w >> 2);
+    if (n & 1u)
+        w = (kb_window_t)(w >> 1);
+    return w;
+#else
+    return (kb_window_t)(w >> n);
+#endif
+}
+
+/* Load the next support vector; return its label bit. */
+KB_ALWAYS_INLINE uint8_t kb_reader_label(kb_reader_t *r)
+{
+    const uint8_t *p = r->next;
+    kb_window_t w = (kb_window_t)(p[0] | (kb_window_t)((kb_window_t)p[1] << 8));
+#if KB_RKP_WINDOW_BYTES > 2
+    w |= (kb_window_t)p[2] << 16;
+#endif
+#if KB_RKP_WINDOW_BYTES > 3
+    w |= (kb_window_t)p[3] << 24;
+#endif
+    if (r->off & 4u)
+        w = kb_window_shr4(w);
+    if (r->off & 2u)
+        w = (kb_window_t)(w >> 2);
+    if (r->off & 1u)
+        w = (kb_window_t)(w >> 1);
+    r->w = (kb_window_t)(w >> 1);
+    r->next = p + (KB_RKP_CONST_SV >> 3);
+    r->off = (uint8_t)(r->off + (KB_RKP_CONST_SV & 7));
+    if (r->off >= 8u) {
+        r->off = (uint8_t)(r->off - 8u);
+        r->next++;
+    }
+    return (uint8_t)(w & 1u);
+}
+
+/* The next code of the current support vector. */
+KB_ALWAYS_INLINE uint8_t kb_reader_code(const kb_rkp_t *m, kb_reader_t *r)
+{
+    (void)m;
+    const uint8_t v = (uint8_t)(r->w & ((1u << KB_RKP_CONST_BITS) - 1u));
+    r->w = kb_window_shr(r->w, KB_RKP_CONST_BITS);
+    return v;
+}
+
+#else /* the stream reader */
 
 /* Support vectors are contiguous, so the score decodes the memory as one stream of fields and
  * never computes a bit position: on an 8-bit core without a barrel shifter, a per-field
@@ -259,6 +408,20 @@ KB_ALWAYS_INLINE uint8_t kb_reader_get(kb_reader_t *r, uint8_t nbits)
     return v;
 }
 
+/* The label bit that leads a support vector, then its codes. */
+KB_ALWAYS_INLINE uint8_t kb_reader_label(kb_reader_t *r)
+{
+    return kb_reader_get(r, 1);
+}
+
+KB_ALWAYS_INLINE uint8_t kb_reader_code(const kb_rkp_t *m, kb_reader_t *r)
+{
+    (void)m;
+    return kb_reader_get(r, KB_RKP_BITS(m));
+}
+
+#endif /* KB_RKP_WINDOW */
+
 static inline void kb_bits_put(uint8_t *mem, kb_bitpos_t pos, uint8_t nbits, uint8_t value)
 {
     uint8_t *p = mem + (pos >> 3);
@@ -270,24 +433,105 @@ static inline void kb_bits_put(uint8_t *mem, kb_bitpos_t pos, uint8_t nbits, uin
         p[1] = (uint8_t)((p[1] & ~(mask >> 8)) | (bits >> 8));
 }
 
+/* ---- products on a core without a multiplier ---- */
+
+/* The ATtiny2313 (like every AVR without MUL) multiplies through libgcc: __mulhi3 loops over all
+ * 16 bits, __mulsi3 over 32. The products below have one 8-bit factor, so a shift-add loop over
+ * that factor's bits, stopping when none are left, does the same exactly in a fraction of the
+ * time. Elsewhere the plain product is used. */
+#if defined(__AVR__) && !defined(__AVR_HAVE_MUL__)
+#define KB_SOFT_MUL
+#endif
+
+/* a * w, |a * w| fitting kb_score_t (the callers' bound: |a| <= budget, w <= C). */
+KB_ALWAYS_INLINE kb_score_t kb_mul_score(kb_score_t a, uint8_t w)
+{
+#ifdef KB_SOFT_MUL
+    /* unsigned arithmetic: two's complement wraps to the same bits as the signed product */
+#ifdef KB_SCORE16
+    uint16_t x = (uint16_t)a, p = 0;
+#else
+    uint32_t x = (uint32_t)a, p = 0;
+#endif
+    for (; w != 0; w >>= 1, x <<= 1)
+        if (w & 1u)
+            p += x;
+    return (kb_score_t)p;
+#else
+    return (kb_score_t)(a * (kb_score_t)w);
+#endif
+}
+
+/* a * b for 8-bit factors: the square of an rbf difference. */
+KB_ALWAYS_INLINE uint16_t kb_mul8(uint8_t a, uint8_t b)
+{
+#ifdef KB_SOFT_MUL
+    uint16_t x = a, p = 0;
+    for (; b != 0; b >>= 1, x = (uint16_t)(x << 1))
+        if (b & 1u)
+            p = (uint16_t)(p + x);
+    return p;
+#else
+    return (uint16_t)((uint16_t)a * b);
+#endif
+}
+
+/* diff^2 for rbf: not inlined without a multiplier, where the loop is worth one copy only. */
+#ifdef KB_SOFT_MUL
+static __attribute__((noinline, unused)) uint16_t kb_sq8(uint8_t diff)
+{
+    return kb_mul8(diff, diff);
+}
+#else
+#define kb_sq8(diff) kb_mul8((diff), (diff))
+#endif
+
+/* The first bit of support vector `slot`: slot * S. */
+KB_ALWAYS_INLINE kb_bitpos_t kb_slot_pos(kb_count_t slot, kb_bitpos_t sv_bits)
+{
+#ifdef KB_SOFT_MUL
+    kb_bitpos_t x = sv_bits, p = 0;
+    for (; slot != 0; slot = (kb_count_t)(slot >> 1), x = (kb_bitpos_t)(x << 1))
+        if (slot & 1u)
+            p = (kb_bitpos_t)(p + x);
+    return p;
+#else
+    return (kb_bitpos_t)((kb_bitpos_t)slot * sv_bits);
+#endif
+}
+
 /* ---- kernel ---- */
+
+/* The distance term of one code: |u - v| (laplace) or (u - v)^2 (rbf). */
+KB_ALWAYS_INLINE uint16_t kb_rkp_term(const kb_rkp_t *m, uint8_t uj, uint8_t v)
+{
+    const uint8_t diff = (uint8_t)(uj > v ? uj - v : v - uj);
+    (void)m;
+    if (KB_RKP_KERNEL(m) == KB_KERNEL_LAPLACE)
+        return diff;
+    return kb_sq8(diff); /* 255^2 fits uint16_t, not AVR's int */
+}
 
 /* Distance between codes u and the support vector whose codes the reader is at. */
 static inline kb_dist_t kb_rkp_distance(const kb_rkp_t *m, const uint8_t *u, kb_reader_t *r)
 {
-    const uint8_t bits = KB_RKP_BITS(m);
+#if defined(KB_RKP_WINDOW) && KB_RKP_CONST_DIMS <= 4
+    /* a few codes (the 2-D data sets): unrolled, each code a constant shift of the window */
+    kb_dist_t d = (kb_dist_t)kb_rkp_term(m, u[0], kb_reader_code(m, r));
+    if (KB_RKP_CONST_DIMS > 1)
+        d = (kb_dist_t)(d + kb_rkp_term(m, u[1], kb_reader_code(m, r)));
+    if (KB_RKP_CONST_DIMS > 2)
+        d = (kb_dist_t)(d + kb_rkp_term(m, u[2], kb_reader_code(m, r)));
+    if (KB_RKP_CONST_DIMS > 3)
+        d = (kb_dist_t)(d + kb_rkp_term(m, u[3], kb_reader_code(m, r)));
+    return d;
+#else
     kb_dist_t d = 0;
     kb_dim_t j;
-    (void)m;
-    for (j = 0; j < KB_RKP_DIMS(m); j++) {
-        const uint8_t v = kb_reader_get(r, bits);
-        const uint8_t diff = (uint8_t)(u[j] > v ? u[j] - v : v - u[j]);
-        if (KB_RKP_KERNEL(m) == KB_KERNEL_LAPLACE)
-            d = (kb_dist_t)(d + diff);
-        else /* 255^2 fits uint16_t, not AVR's int */
-            d = (kb_dist_t)(d + (uint16_t)((uint16_t)diff * diff));
-    }
+    for (j = 0; j < KB_RKP_DIMS(m); j++)
+        d = (kb_dist_t)(d + kb_rkp_term(m, u[j], kb_reader_code(m, r)));
     return d;
+#endif
 }
 
 /* w(k), the log method with rounded division (contract 3.2): P[j] for the highest set bit j
@@ -295,6 +539,10 @@ static inline kb_dist_t kb_rkp_distance(const kb_rkp_t *m, const uint8_t *u, kb_
  * be 0, which for small tables (the paper's Banana setting has J = 1) is almost always. */
 static inline uint8_t kb_rkp_weight(const kb_rkp_t *m, kb_dist_t k)
 {
+#ifdef KB_RKP_CONST_WTAB_N
+    (void)m;
+    return k < (kb_dist_t)KB_RKP_CONST_WTAB_N ? KB_TABLE_READ(kb_rkp_wtab, k) : 0;
+#else
     const uint8_t C = KB_RKP_C(m);
     kb_dist_t bit;
     uint8_t j = 0, w;
@@ -311,13 +559,14 @@ static inline uint8_t kb_rkp_weight(const kb_rkp_t *m, kb_dist_t k)
         bit >>= 1;
         if (k & bit) {
             /* w*P + C/2 <= 255*255 + 127 = 65152: unsigned 16-bit, never AVR's signed int */
-            const uint16_t prod = (uint16_t)((uint16_t)w * KB_TABLE_READ(KB_RKP_TABLE(m), j));
+            const uint16_t prod = kb_mul8(w, KB_TABLE_READ(KB_RKP_TABLE(m), j));
             w = (uint8_t)((uint16_t)(prod + (uint16_t)(C >> 1)) / C);
             if (w == 0)
                 return 0;
         }
     }
     return w;
+#endif
 }
 
 /* ---- the perceptron ---- */
@@ -345,11 +594,79 @@ static inline uint8_t kb_rkp_weight(const kb_rkp_t *m, kb_dist_t k)
 #else
 #define KB_RKP_ACC_N KB_RKP_ACC_MAX
 #endif
+#if !defined(KB_RKP_CONST) || KB_RKP_CONST_NTAB <= KB_RKP_ACC_LOG2
+#define KB_RKP_HAVE_ACC
+#endif
+#if !defined(KB_RKP_CONST) || KB_RKP_CONST_NTAB > KB_RKP_ACC_LOG2
+#define KB_RKP_HAVE_2PASS
+#endif
 
+/* An accumulator counts support vectors: |acc[k]| <= budget. One byte when that is <= 127. */
+#if defined(KB_RKP_CONST) && KB_RKP_CONST_BUDGET <= 127
+typedef int8_t kb_acc_t;
+#else
+typedef kb_score_t kb_acc_t;
+#endif
+
+#ifdef KB_RKP_HAVE_ACC
+#if defined(KB_RKP_CONST) && KB_RKP_CONST_NTAB <= 2
+/* J <= 2 (the paper's Banana settings at 2, 4 and 6 bits): at most offsets 0..3 have a weight,
+ * so the accumulators are scalars the compiler keeps in registers; unused ones fold away. Same
+ * value as the array form below, which an 8-bit core indexes through memory for every support
+ * vector. */
+#define KB_RKP_NACC (1 << KB_RKP_CONST_NTAB)
+static inline kb_score_t kb_rkp_score_acc(const kb_rkp_t *m, const uint8_t *u)
+{
+    kb_acc_t a0 = 0, a1 = 0, a2 = 0, a3 = 0; /* acc[0..3] */
+    kb_dist_t dmin = (kb_dist_t)~(kb_dist_t)0;
+    kb_reader_t r;
+    kb_count_t i;
+
+    kb_reader_init(&r, KB_RKP_MEM(m));
+    for (i = 0; i < m->count; i++) {
+        const uint8_t positive = kb_reader_label(&r);
+        const kb_dist_t d = kb_rkp_distance(m, u, &r);
+        kb_dist_t k;
+        if (d < dmin) { /* every offset seen so far grows by dmin - d */
+            kb_dist_t grow = (kb_dist_t)(dmin - d);
+            dmin = d;
+            if (KB_RKP_NACC == 1 || grow >= KB_RKP_NACC) {
+                a0 = a1 = a2 = a3 = 0;
+            } else {
+                do {
+                    a3 = a2;
+                    a2 = a1;
+                    a1 = a0;
+                    a0 = 0;
+                } while (--grow != 0);
+            }
+        }
+        k = (kb_dist_t)(d - dmin);
+        if (k == 0)
+            a0 = (kb_acc_t)(positive ? a0 + 1 : a0 - 1);
+        else if (KB_RKP_NACC > 1 && k == 1)
+            a1 = (kb_acc_t)(positive ? a1 + 1 : a1 - 1);
+        else if (KB_RKP_NACC > 2 && k == 2)
+            a2 = (kb_acc_t)(positive ? a2 + 1 : a2 - 1);
+        else if (KB_RKP_NACC > 2 && k == 3)
+            a3 = (kb_acc_t)(positive ? a3 + 1 : a3 - 1);
+    }
+    {
+        kb_score_t s = kb_mul_score(a0, KB_RKP_C(m));
+        if (KB_RKP_NACC > 1)
+            s = (kb_score_t)(s + kb_mul_score(a1, kb_rkp_weight(m, 1)));
+        if (KB_RKP_NACC > 2)
+            s = (kb_score_t)(s + kb_mul_score(a2, kb_rkp_weight(m, 2)) +
+                             kb_mul_score(a3, kb_rkp_weight(m, 3)));
+        return s;
+    }
+}
+#else
 static inline kb_score_t kb_rkp_score_acc(const kb_rkp_t *m, const uint8_t *u)
 {
     const uint8_t span = (uint8_t)(1u << KB_RKP_NTAB(m)); /* offsets with a nonzero weight */
-    kb_score_t acc[KB_RKP_ACC_N], s = 0;
+    kb_acc_t acc[KB_RKP_ACC_N];
+    kb_score_t s = 0;
     kb_dist_t dmin = (kb_dist_t)~(kb_dist_t)0; /* >= any distance, so the first one wins */
     kb_reader_t r;
     kb_count_t i;
@@ -359,7 +676,7 @@ static inline kb_score_t kb_rkp_score_acc(const kb_rkp_t *m, const uint8_t *u)
         acc[k] = 0;
     kb_reader_init(&r, KB_RKP_MEM(m));
     for (i = 0; i < m->count; i++) {
-        const uint8_t positive = kb_reader_get(&r, 1); /* the label bit leads the SV */
+        const uint8_t positive = kb_reader_label(&r); /* the label bit leads the SV */
         const kb_dist_t d = kb_rkp_distance(m, u, &r);
         if (d < dmin) { /* every offset seen so far grows by dmin - d */
             const kb_dist_t grow = (kb_dist_t)(dmin - d);
@@ -369,45 +686,59 @@ static inline kb_score_t kb_rkp_score_acc(const kb_rkp_t *m, const uint8_t *u)
         }
         if (d - dmin < span) {
             k = (uint8_t)(d - dmin);
-            acc[k] = (kb_score_t)(acc[k] + (positive ? 1 : -1));
+            acc[k] = (kb_acc_t)(acc[k] + (positive ? 1 : -1));
         }
     }
     for (k = 0; k < span; k++)
         if (acc[k] != 0) /* |acc[k]| * C <= budget * C: fits kb_score_t */
-            s = (kb_score_t)(s + acc[k] * (kb_score_t)kb_rkp_weight(m, k));
+            s = (kb_score_t)(s + kb_mul_score(acc[k], kb_rkp_weight(m, k)));
     return s;
 }
+#endif
 
+#endif /* KB_RKP_HAVE_ACC */
+
+#ifdef KB_RKP_HAVE_2PASS
 static inline kb_score_t kb_rkp_score_2pass(const kb_rkp_t *m, const uint8_t *u)
 {
     kb_dist_t dmin = (kb_dist_t)~(kb_dist_t)0;
     kb_score_t s = 0;
     kb_reader_t r;
     kb_count_t i;
+    uint8_t pass;
 
-    kb_reader_init(&r, KB_RKP_MEM(m));
-    for (i = 0; i < m->count; i++) {
-        kb_dist_t d;
-        (void)kb_reader_get(&r, 1);
-        d = kb_rkp_distance(m, u, &r);
-        if (d < dmin)
-            dmin = d;
-    }
-    kb_reader_init(&r, KB_RKP_MEM(m));
-    for (i = 0; i < m->count; i++) {
-        const uint8_t positive = kb_reader_get(&r, 1);
-        const uint8_t w = kb_rkp_weight(m, (kb_dist_t)(kb_rkp_distance(m, u, &r) - dmin));
-        if (w != 0)
-            s = (kb_score_t)(positive ? s + w : s - w);
+    /* One loop body for both passes: the decoder exists once in flash. */
+    for (pass = 0; pass < 2; pass++) {
+        kb_reader_init(&r, KB_RKP_MEM(m));
+        for (i = 0; i < m->count; i++) {
+            const uint8_t positive = kb_reader_label(&r);
+            const kb_dist_t d = kb_rkp_distance(m, u, &r);
+            if (pass == 0) {
+                if (d < dmin)
+                    dmin = d;
+            } else {
+                const uint8_t w = kb_rkp_weight(m, (kb_dist_t)(d - dmin));
+                if (w != 0)
+                    s = (kb_score_t)(positive ? s + w : s - w);
+            }
+        }
     }
     return s;
 }
 
+#endif /* KB_RKP_HAVE_2PASS */
+
 static inline kb_score_t kb_rkp_score(const kb_rkp_t *m, const uint8_t *u)
 {
+#if defined(KB_RKP_HAVE_ACC) && defined(KB_RKP_HAVE_2PASS)
     if (KB_RKP_NTAB(m) <= KB_RKP_ACC_LOG2)
         return kb_rkp_score_acc(m, u);
     return kb_rkp_score_2pass(m, u);
+#elif defined(KB_RKP_HAVE_ACC)
+    return kb_rkp_score_acc(m, u);
+#else
+    return kb_rkp_score_2pass(m, u);
+#endif
 }
 
 /* 1 for the positive class; a tie (s == 0) predicts the negative class. */
@@ -422,7 +753,7 @@ static inline void kb_rkp_store(kb_rkp_t *m, kb_count_t slot, const uint8_t *u, 
 {
     uint8_t *mem = KB_RKP_MEM(m);
     const uint8_t bits = KB_RKP_BITS(m);
-    kb_bitpos_t pos = (kb_bitpos_t)((kb_bitpos_t)slot * KB_RKP_SV_BITS(m));
+    kb_bitpos_t pos = kb_slot_pos(slot, KB_RKP_SV_BITS(m));
     kb_dim_t j;
     (void)m;
     kb_bits_put(mem, pos, 1, y ? 1u : 0u);

@@ -35,7 +35,17 @@ static inline uint16_t kb_rng_next(kb_rng_t *state)
  * unsigned (0xFFFF * 0xFFFF), so both operands are widened before multiplying. */
 static inline uint16_t kb_rng_below(kb_rng_t *state, uint16_t n)
 {
+#if defined(__AVR__) && !defined(__AVR_HAVE_MUL__)
+    /* No multiplier (ATtiny2313): libgcc's __mulsi3 loops over 32 bits, several hundred
+     * cycles. The same product by shift-and-add over the bits of n only, in 32-bit adds. */
+    uint32_t x = kb_rng_next(state), p = 0;
+    for (; n != 0; n >>= 1, x <<= 1)
+        if (n & 1u)
+            p += x;
+    return (uint16_t)(p >> 16);
+#else
     return (uint16_t)(((uint32_t)kb_rng_next(state) * (uint32_t)n) >> 16);
+#endif
 }
 
 #endif /* KB_RNG_H */

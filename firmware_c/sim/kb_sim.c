@@ -65,6 +65,7 @@ struct mcu_info {
 
 static const struct mcu_info MCUS[] = {
 	{"attiny2313", 0x60, 0x34},  /* GPIOR1 = I/O 0x14 */
+	{"attiny4313", 0x60, 0x34},  /* the 2313 with 4 KB flash, 256 B RAM */
 	{"atmega328p", 0x100, 0x4A}, /* GPIOR1 = I/O 0x2A */
 	{"atmega328", 0x100, 0x4A},
 	{NULL, 0, 0},

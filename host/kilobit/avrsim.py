@@ -25,11 +25,13 @@ BUILD_DIR = os.path.join(REPO, "build", "sim")
 KB_SIM = os.path.join(BUILD_DIR, "kb_sim")
 
 #: clock each supported MCU runs at in kilobit (boards/), used when no frequency is given
-DEFAULT_FREQ = {"attiny2313": 4000000, "atmega328p": 16000000}
+DEFAULT_FREQ = {"attiny2313": 4000000, "attiny4313": 4000000, "atmega328p": 16000000}
 
 #: flash and SRAM of the supported MCUs, bytes
-MCU_FLASH = {"attiny2313": 2048, "atmega328p": 32768}
-MCU_RAM = {"attiny2313": 128, "atmega328p": 2048}
+MCU_FLASH = {"attiny2313": 2048, "attiny4313": 4096, "atmega328p": 32768}
+MCU_RAM = {"attiny2313": 128, "attiny4313": 256, "atmega328p": 2048}
+#: first SRAM address (data space) of the supported MCUs
+RAMSTART = {"attiny2313": 0x60, "attiny4313": 0x60, "atmega328p": 0x100}
 
 AVR_CFLAGS = ("-std=c99", "-Os", "-Wall", "-Wextra", "-Werror",
               "-ffunction-sections", "-fdata-sections")

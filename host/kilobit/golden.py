@@ -45,6 +45,12 @@ GOLDEN_SET = [
     dict(kernel="rbf", bits=6, budget=50, width=-3, dims=4, steps=200, seed=15),
     dict(kernel="rbf", bits=2, budget=200, width=0, dims=1, steps=500, seed=16),
     dict(kernel="rbf", bits=3, budget=30, width=-1, dims=12, steps=150, seed=17),
+    # ATtiny2313-sized (128 B of RAM: memory + state + stack): each takes another code path of
+    # the compile-time build -- four scalar accumulators (J = 2) with the memory nearly filling
+    # the RAM, rbf with three codes per 24-bit window, rbf through the field-stream reader.
+    dict(kernel="laplace", bits=3, budget=90, width=-4, dims=2, steps=400, seed=18),
+    dict(kernel="rbf", bits=3, budget=24, width=-2, dims=4, steps=200, seed=19),
+    dict(kernel="rbf", bits=3, budget=12, width=0, dims=10, steps=150, seed=20),
 ]
 
 

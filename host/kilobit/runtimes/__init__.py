@@ -13,6 +13,8 @@ ALL = {
     "kbit-cpython": "kilobit.runtimes.kbit_cpython:KbitCPythonRuntime",
     "kbit-micropython": "kilobit.runtimes.micropython:MicroPythonRuntime",
     "c-host": "kilobit.runtimes.c_host:CHostRuntime",
+    "attiny2313-sim": "kilobit.runtimes.avr_sim:Attiny2313SimRuntime",
+    "uno-sim": "kilobit.runtimes.avr_sim:UnoSimRuntime",
 }
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))

@@ -1,0 +1,340 @@
+/*
+ * rkp_stream.c - the Random Kernel Perceptron as an online learner on an AVR, over the UART.
+ *
+ * One source for the ATtiny2313 (4 MHz, 128 B RAM, no multiplier), the ATtiny4313 and the
+ * ATmega328P of an Arduino Uno (16 MHz). The host sends frames (docs/uart-protocol.md):
+ *
+ *     learn  label + M codes   -> flags (prediction before learning, mistake), count, score
+ *     query  M codes           -> flags, count, score
+ *     dump                     -> generator state, count, support-vector memory
+ *     info                     -> protocol version, parameters, power table
+ *     stop                     -> an acknowledgement, then cli(); sleep_cpu()
+ *
+ * Every frame carries a CRC-8. A frame that is not exactly right (checksum, length, a code
+ * >= 2^B, a label other than 0/1, an unknown op) is answered with an error reply and changes
+ * nothing: the learner only ever sees validated input.
+ *
+ * The model's parameters, its power table (in flash) and its initial state (generator, count,
+ * memory: a model trained on the host continues learning here) come from a header the host
+ * generates from a model file (kilobit.firmware.rkp_header) and passes with `-include`.
+ * firmware_c/avr/rkp_check_config.h also works, as a fresh model.
+ *
+ * Cycle markers on GPIOR1 (read by firmware_c/sim/kb_sim.c) bracket the compute only, never a
+ * UART wait: 1 before and 2 after a learning step, 3 before and 4 after a query.
+ *
+ * RAM on the ATtiny2313: the support-vector memory, the model's generator state and count, a
+ * frame buffer of M codes and the stack; nothing else. The CRC accumulator and the "memory
+ * changed since the last dump" flag live in the general-purpose I/O registers GPIOR0/GPIOR2.
+ */
+#include <avr/interrupt.h>
+#include <avr/io.h>
+#include <avr/pgmspace.h>
+#include <avr/sleep.h>
+#include <stdint.h>
+
+#ifndef KB_RKP_CONST
+#error "build with -include of a model header (kilobit.firmware.rkp_header)"
+#endif
+#ifndef KB_TABLE_PROGMEM
+#define KB_TABLE_PROGMEM
+#endif
+#ifndef KB_FW_RNG
+#define KB_FW_RNG 1 /* kb_rng_seed(0) */
+#endif
+#ifndef KB_FW_COUNT
+#define KB_FW_COUNT 0
+#endif
+#ifndef KB_FW_WIDTH
+#define KB_FW_WIDTH 0 /* only reported by the info frame; the table is what counts */
+#endif
+#if KB_RKP_CONST_DIMS > 255
+#error "the UART firmware takes at most 255 codes per frame"
+#endif
+
+/* One pass with 2^J accumulators on the stack, or two passes: with 128 B or 256 B of RAM, at
+ * most 4 accumulators (8 bytes of stack). */
+#if !defined(KB_RKP_ACC_LOG2) && RAMEND < 0x200
+#define KB_RKP_ACC_LOG2 2
+#endif
+
+#include "../kb_rkp.h"
+
+#ifndef F_CPU
+#error "F_CPU must be defined"
+#endif
+#ifndef BAUD
+#define BAUD 250000UL /* exact with U2X at 4 MHz (UBRR 1) and 16 MHz (UBRR 7) */
+#endif
+#include <util/setbaud.h>
+
+#if defined(UCSR0A) /* ATmega328P */
+#define K_UDR UDR0
+#define K_UCSRA UCSR0A
+#define K_UCSRB UCSR0B
+#define K_UCSRC UCSR0C
+#define K_UBRRH UBRR0H
+#define K_UBRRL UBRR0L
+#define K_RXC RXC0
+#define K_UDRE UDRE0
+#define K_TXC TXC0
+#define K_U2X U2X0
+#define K_RXEN RXEN0
+#define K_TXEN TXEN0
+#define K_UCSZ0 UCSZ00
+#define K_UCSZ1 UCSZ01
+#else /* ATtiny2313 / ATtiny4313 */
+#define K_UDR UDR
+#define K_UCSRA UCSRA
+#define K_UCSRB UCSRB
+#define K_UCSRC UCSRC
+#define K_UBRRH UBRRH
+#define K_UBRRL UBRRL
+#define K_RXC RXC
+#define K_UDRE UDRE
+#define K_TXC TXC
+#define K_U2X U2X
+#define K_RXEN RXEN
+#define K_TXEN TXEN
+#define K_UCSZ0 UCSZ0
+#define K_UCSZ1 UCSZ1
+#endif
+
+/* ---- protocol constants (docs/uart-protocol.md) ---- */
+#define KB_PROTO_VERSION 1
+#define KB_SYNC_REQ 0xA5
+#define KB_SYNC_REP 0x5A
+#define KB_OP_LEARN 'L'
+#define KB_OP_QUERY 'Q'
+#define KB_OP_DUMP 'D'
+#define KB_OP_INFO 'I'
+#define KB_OP_STOP 'S'
+#define KB_REP_ERROR 'E'
+#define KB_ERR_FRAME_CRC 1
+#define KB_ERR_FRAME_LEN 2
+#define KB_ERR_FRAME_CODE 3
+#define KB_ERR_FRAME_LABEL 4
+#define KB_ERR_FRAME_OP 5
+
+#define KB_DIMS KB_RKP_CONST_DIMS
+#define KB_MEM_BYTES KB_RKP_CONST_MEM_BYTES
+#if KB_MEM_BYTES > 65531L
+#error "a dump reply carries at most 65535 bytes"
+#endif
+
+#define MARK(v) (GPIOR1 = (uint8_t)(v))
+#define KB_CRC GPIOR0   /* CRC-8 accumulator of the frame being read or written */
+#define KB_DIRTY GPIOR2 /* 1: the memory changed since the last dump */
+#define KB_BARRIER() __asm__ __volatile__("" ::: "memory")
+
+/* The parameters as the info frame reports them, followed by the power table. */
+static const uint8_t kb_info[] PROGMEM = {
+    KB_PROTO_VERSION,
+    1, /* model type: rkp, as in the model file */
+    KB_RKP_CONST_KERNEL,
+    KB_RKP_CONST_BITS,
+    (uint8_t)(KB_RKP_CONST_DIMS & 0xFF), (uint8_t)(KB_RKP_CONST_DIMS >> 8),
+    (uint8_t)(KB_RKP_CONST_BUDGET & 0xFF), (uint8_t)(KB_RKP_CONST_BUDGET >> 8),
+    (uint8_t)(KB_FW_WIDTH & 0xFF),
+    KB_RKP_CONST_C,
+    KB_RKP_CONST_NTAB,
+    (uint8_t)sizeof(kb_score_t),
+    (uint8_t)(KB_MEM_BYTES & 0xFF), (uint8_t)(KB_MEM_BYTES >> 8),
+};
+
+static kb_rkp_t model = {KB_FW_RNG, KB_FW_COUNT};
+static uint8_t u[KB_DIMS]; /* the frame buffer: the codes of the current frame */
+
+/* CRC-8, polynomial x^8 + x^2 + x + 1 (0x07), initial value 0, no reflection (CRC-8/SMBUS). */
+static void crc_add(uint8_t b)
+{
+    uint8_t c = (uint8_t)(KB_CRC ^ b), i;
+    for (i = 8; i != 0; i--)
+        c = (c & 0x80u) ? (uint8_t)((uint8_t)(c << 1) ^ 0x07u) : (uint8_t)(c << 1);
+    KB_CRC = c;
+}
+
+static uint8_t rx(void)
+{
+    while (!(K_UCSRA & (1 << K_RXC)))
+        ;
+    return K_UDR;
+}
+
+static uint8_t rx_crc(void)
+{
+    const uint8_t b = rx();
+    crc_add(b);
+    return b;
+}
+
+static void tx(uint8_t b)
+{
+    while (!(K_UCSRA & (1 << K_UDRE)))
+        ;
+    K_UDR = b;
+}
+
+static void tx_crc(uint8_t b)
+{
+    crc_add(b);
+    tx(b);
+}
+
+static void tx16(uint16_t v)
+{
+    tx_crc((uint8_t)v);
+    tx_crc((uint8_t)(v >> 8));
+}
+
+static void reply_begin(uint8_t code, uint16_t len)
+{
+    tx(KB_SYNC_REP);
+    KB_CRC = 0;
+    tx_crc(code);
+    tx16(len);
+}
+
+static void reply_end(void)
+{
+    tx(KB_CRC);
+}
+
+/* flags (bit 0: prediction s > 0, bit 1: mistake), count, score (little-endian, signed). */
+static void reply_step(uint8_t op, kb_score_t s, uint8_t flags)
+{
+    uint8_t i;
+    reply_begin(op, (uint16_t)(3u + sizeof s));
+    tx_crc((uint8_t)(flags | (s > 0)));
+    tx16((uint16_t)model.count);
+    for (i = 0; i < sizeof s; i++) {
+        tx_crc((uint8_t)s);
+        s = (kb_score_t)(s >> 8); /* arithmetic shift of a negative score: the byte pattern */
+    }
+    reply_end();
+}
+
+int main(void)
+{
+    K_UBRRH = UBRRH_VALUE;
+    K_UBRRL = UBRRL_VALUE;
+#if USE_2X
+    K_UCSRA = (uint8_t)(1 << K_U2X);
+#else
+    K_UCSRA = 0;
+#endif
+    K_UCSRC = (uint8_t)((1 << K_UCSZ1) | (1 << K_UCSZ0)); /* 8N1 */
+    K_UCSRB = (uint8_t)((1 << K_RXEN) | (1 << K_TXEN));
+    KB_DIRTY = 1;
+
+    for (;;) {
+        uint8_t op, y = 0, err = 0, first = 0;
+        uint16_t len, i, need;
+
+        while (rx() != KB_SYNC_REQ)
+            ;
+        KB_CRC = 0;
+        op = rx_crc();
+        len = rx_crc();
+        len = (uint16_t)(len | (uint16_t)rx_crc() << 8);
+        /* Every payload byte is read (and checksummed) whatever the length, so the next frame
+         * starts where the host put it; only the first M codes are kept. */
+        for (i = 0; i < len; i++) {
+            const uint8_t b = rx_crc();
+            uint16_t k = i;
+            if (i == 0)
+                first = b;
+            if (op == KB_OP_LEARN) {
+                if (i == 0) {
+                    y = b;
+                    continue;
+                }
+                k--;
+            }
+            if (k < KB_DIMS)
+                u[k] = b;
+        }
+        crc_add(rx()); /* the check byte: the CRC of everything including it is 0 */
+
+        switch (op) {
+        case KB_OP_LEARN: need = KB_DIMS + 1u; break;
+        case KB_OP_QUERY: need = KB_DIMS; break;
+        case KB_OP_DUMP: need = len > 1u ? 0u : len; break;
+        case KB_OP_INFO:
+        case KB_OP_STOP: need = 0; break;
+        default: need = len; err = KB_ERR_FRAME_OP; break;
+        }
+        if (KB_CRC != 0)
+            err = KB_ERR_FRAME_CRC;
+        else if (err == 0 && len != need)
+            err = KB_ERR_FRAME_LEN;
+        else if (err == 0 && op == KB_OP_LEARN && y > 1u)
+            err = KB_ERR_FRAME_LABEL;
+        else if (err == 0 && (op == KB_OP_LEARN || op == KB_OP_QUERY)) {
+            uint8_t j;
+            for (j = 0; j < KB_DIMS; j++)
+                if ((u[j] >> KB_RKP_CONST_BITS) != 0)
+                    err = KB_ERR_FRAME_CODE;
+        }
+        if (err != 0) {
+            reply_begin(KB_REP_ERROR, 2);
+            tx_crc(err);
+            tx_crc(op);
+            reply_end();
+            continue;
+        }
+
+        if (op == KB_OP_LEARN) {
+            kb_score_t s;
+            uint8_t mistake;
+            MARK(1);
+            KB_BARRIER();
+            s = kb_rkp_learn(&model, u, y, &mistake);
+            KB_BARRIER();
+            MARK(2);
+            if (mistake)
+                KB_DIRTY = 1;
+            reply_step(op, s, (uint8_t)(mistake << 1));
+        } else if (op == KB_OP_QUERY) {
+            kb_score_t s;
+            MARK(3);
+            KB_BARRIER();
+            s = kb_rkp_score(&model, u);
+            KB_BARRIER();
+            MARK(4);
+            reply_step(op, s, 0);
+        } else if (op == KB_OP_DUMP) {
+            /* payload byte 1: "only if changed": the memory is sent only when a learning
+             * step changed it since the last dump */
+            const uint16_t n =
+                (uint16_t)((len != 0 && first != 0 && KB_DIRTY == 0) ? 0u : KB_MEM_BYTES);
+            const uint8_t *mem = kb_rkp_mem;
+            reply_begin(op, (uint16_t)(4u + n));
+            tx16(model.rng);
+            tx16((uint16_t)model.count);
+            for (i = 0; i < n; i++)
+                tx_crc(mem[i]);
+            reply_end();
+            KB_DIRTY = 0;
+        } else if (op == KB_OP_INFO) {
+            uint8_t j;
+            reply_begin(op, (uint16_t)(sizeof kb_info + KB_RKP_CONST_NTAB));
+            for (j = 0; j < sizeof kb_info; j++)
+                tx_crc(pgm_read_byte(&kb_info[j]));
+#if KB_RKP_CONST_NTAB > 0
+            for (j = 0; j < KB_RKP_CONST_NTAB; j++)
+                tx_crc(KB_TABLE_READ(kb_rkp_table, j));
+#endif
+            reply_end();
+        } else { /* KB_OP_STOP */
+            reply_begin(op, 0);
+            reply_end();
+            while (!(K_UCSRA & (1 << K_UDRE)))
+                ;
+            cli();
+            sleep_enable();
+            sleep_cpu();
+            for (;;)
+                ;
+        }
+    }
+}

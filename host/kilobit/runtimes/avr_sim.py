@@ -1,0 +1,119 @@
+"""The RKP firmware (firmware_c/avr/rkp_stream.c) on a simulated ATtiny2313 or Arduino Uno.
+
+For each model the firmware is built with the model's header (kilobit.firmware), then every step
+is streamed to the chip over its UART through kb_sim (kilobit.avrsim), cycle-exact:
+
+    info                              the chip's parameters must be the model file's
+    per step  learn + dump-if-changed   or   query
+    finally   dump, stop
+
+and the replies become the Runtime tuples. A model that cannot fit the chip is refused with
+RuntimeFailure("does not fit attiny2313: ...").
+"""
+from .. import avrsim, firmware, protocol
+from ..errors import KilobitError
+from ..rkp import RKPInt
+from . import Runtime, RuntimeFailure
+
+
+def session(model, frames, board, max_cycles=4 * 10 ** 9, timeout=900):
+    """Build the firmware for `model` (bytes of a model file), send `frames` (bytes) to it on the
+    simulated `board` and return (replies, SimResult, sizes). Frames should end with a stop
+    frame. Raises RuntimeFailure (does not fit, crash, unparsable replies)."""
+    try:
+        elf, sizes = firmware.build(model, board)
+    except firmware.FitError as e:
+        raise RuntimeFailure(str(e)) from None
+    except avrsim.SimError as e:
+        raise RuntimeFailure("firmware build failed: %s" % e) from None
+    b = firmware.board(board)
+    try:
+        result = avrsim.run(elf, b["mcu"], b["clock_hz"], bytes(frames), max_cycles=max_cycles,
+                            timeout=timeout)
+    except avrsim.SimError as e:
+        raise RuntimeFailure("%s: %s" % (board, e)) from None
+    try:
+        replies = protocol.parse_replies(result.output)
+    except protocol.ProtocolError as e:
+        raise RuntimeFailure("%s: %s" % (board, e)) from None
+    return replies, result, sizes
+
+
+def check_info(reply, m, board):
+    """The info reply must describe model m exactly."""
+    if reply.code != "I":
+        raise RuntimeFailure("%s: expected an info reply, got %r" % (board, reply))
+    info = reply.info()
+    want = dict(version=protocol.VERSION, model_type=1,
+                kernel=("laplace", "rbf").index(m.kernel), bits=m.bits, dims=m.dims,
+                budget=m.budget, width=m.width, C=m.C, ntab=len(m.table), table=list(m.table))
+    for k, v in want.items():
+        if info[k] != v:
+            raise RuntimeFailure("%s: info says %s = %r, model file %r" % (board, k, info[k], v))
+    return info
+
+
+def step_frames(steps):
+    """Frames of a replay: each learn is followed by a dump-if-changed."""
+    out = []
+    for op, y, codes in steps:
+        if op == "L":
+            out.append(protocol.learn_frame(y, codes))
+            out.append(protocol.dump_frame(if_changed=True))
+        else:
+            out.append(protocol.query_frame(codes))
+    return out
+
+
+class AvrSimRuntime(Runtime):
+    """After replay(), `last_result` is the kilobit.avrsim.SimResult of the run (cycles, markers,
+    stack) and `last_sizes` the firmware's sizes."""
+
+    board = "?"
+    last_result = last_sizes = None
+
+    def missing(self):
+        return avrsim.missing()
+
+    def replay(self, model, steps):
+        try:
+            m, _ = RKPInt.from_bytes(model)
+        except KilobitError as e:
+            raise RuntimeFailure(str(e)) from None
+        frames = [protocol.info_frame()] + step_frames(steps)
+        frames += [protocol.dump_frame(), protocol.stop_frame()]
+        replies, self.last_result, self.last_sizes = session(model, b"".join(frames), self.board)
+        it = iter(replies)
+
+        def take(code):
+            r = next(it, None)
+            if r is None:
+                raise RuntimeFailure("%s: replies end early" % self.name)
+            if r.code == "E":
+                raise RuntimeFailure("%s: the chip refused a frame: %s" % (self.name,
+                                                                          r.error_text))
+            if r.code != code:
+                raise RuntimeFailure("%s: expected reply %r, got %r" % (self.name, code, r))
+            return r
+
+        check_info(take("I"), m, self.name)
+        out = []
+        for op, y, codes in steps:
+            r = take(op)
+            mem = take("D").memory if op == "L" else None
+            out.append((r.score, r.pred, r.mistake, r.count, mem))
+        final = take("D")
+        take("S")
+        if out:
+            out[-1] = out[-1][:4] + (final.memory,)
+        return out
+
+
+class Attiny2313SimRuntime(AvrSimRuntime):
+    name = "attiny2313-sim"
+    board = "attiny2313"
+
+
+class UnoSimRuntime(AvrSimRuntime):
+    name = "uno-sim"
+    board = "uno"
