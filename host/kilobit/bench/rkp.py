@@ -29,7 +29,7 @@ import numpy as np
 from .. import data
 from ..errors import DataError, KilobitError
 from ..quant import quantize
-from ..rkp import RKPFloat, RKPInt, distances, kernel_scale, mem_bytes, power_table, weights
+from ..rkp import RKPFloat, RKPInt, kernel_scale, mem_bytes, power_table, weights
 
 C = 255
 KERNEL = "laplace"
@@ -77,12 +77,8 @@ class _LutInt(RKPInt):
         kmax = self.dims * (top if self.kernel == "laplace" else top * top)
         self.lut = weights(np.arange(kmax + 1), self.table, self.C)
 
-    def score(self, u):
-        n = self.count
-        if n == 0:
-            return 0
-        d = distances(self.kernel, self.codes[:n], u)
-        return int((self.labels[:n] * self.lut[d - d.min()]).sum())
+    def _weights(self, k):
+        return self.lut[k]
 
 
 def _copy_support(src, dst):
