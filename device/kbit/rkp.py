@@ -38,6 +38,8 @@ except ImportError:  # CPython, CircuitPython
 
     _unlock = _lock
 
+from array import array
+
 from . import kbfile
 from .rng import scale, step
 
@@ -49,6 +51,10 @@ _PARAMS = const(13)  # kernel bits dims budget width C rng count ntab: <BBHHbBHH
 _WCACHE_LOG = const(5)
 _WCACHE = const(32)  # 1 << _WCACHE_LOG bytes of precomputed weights
 _NAMES = ("laplace", "rbf")
+# What a sweep of the score leaves for the next: [nearest distance, last restart]. One buffer
+# for the module, not two attributes per model: an instance's attribute map grows in steps of
+# 48 bytes on 32-bit ports, more than the Banana model's whole support-vector memory.
+_SWEPT = array("i", (0, 0))
 
 
 def mem_bytes(budget, dims, bits):
@@ -244,28 +250,42 @@ class RKP:
 
     def _score(self, u):
         n = self.count
-        M = self.dims
         if n == 0:
             return 0
+        # One sweep weighs every vector against the nearest distance seen so far; when a nearer
+        # one comes, the sum restarts from it. A second sweep weighs the vectors before the last
+        # restart against the final nearest distance (it cannot restart: none is nearer).
+        _SWEPT[0] = _CAP
+        s = self._sweep(u, n)
+        if _SWEPT[1]:
+            s += self._sweep(u, _SWEPT[1])
+        if s == 0:
+            return self._tie_break(u, _SWEPT[0])
+        return s
+
+    def _sweep(self, u, n):
+        """Sum of y_i * w(d_i - best) over vectors 0..n-1, restarting at a nearer vector;
+        starts from and leaves the nearest distance in _SWEPT[0], the last restart in _SWEPT[1]."""
         mem = self.memory
         B = self.bits
         rbf = self.kernel
         mask = (1 << B) - 1
-        S = M * B + 1
+        S = self.dims * B + 1
         tab = self.table
         J = len(tab)
         wc = self._w  # w(0 .. len(wc)-1), precomputed
         nw = len(wc)
         C = self.C
         half = C >> 1
-        # One pass weighs every vector against the nearest distance seen so far, `best`; when
-        # a nearer one comes, the sum restarts from it. Then the vectors before the last
-        # restart are weighed again against the final best. A vector is given up as soon as
-        # its partial distance exceeds best + 2^J - 1: its weight is 0 (w(k) = 0, k >= 2^J).
-        # The memory is read as one stream of bits, LSB first: `acc` holds the next `k` bits,
-        # mem[bi] is the next byte; k = -1 asks for a restart at vector i (after a give-up).
-        best = _CAP
-        lim = _CAP
+        # A vector is given up as soon as its partial distance exceeds lim = best + 2^J - 1:
+        # its weight is 0 (w(k) = 0 for k >= 2^J). The memory is read as one stream of bits,
+        # LSB first: `acc` holds the next `k` bits, mem[bi] is the next byte; k = -1 asks for a
+        # restart of the stream at vector i (after a give-up).
+        best = _SWEPT[0]
+        if J >= 30 or best > _CAP - (1 << J):
+            lim = _CAP
+        else:
+            lim = best + (1 << J) - 1
         last = 0
         s = 0
         k = -1
@@ -321,53 +341,8 @@ class RKP:
                     s += w
                 else:
                     s -= w
-        # again for the vectors before the last restart, against the final best
-        k = -1
-        for i in range(last):
-            if k <= 0:
-                if k:
-                    bi = i * S
-                    k = bi & 7
-                    bi >>= 3
-                    acc = mem[bi] >> k
-                    k = 8 - k
-                else:
-                    acc = mem[bi]
-                    k = 8
-                bi += 1
-            y = acc & 1
-            acc >>= 1
-            k -= 1
-            d = 0
-            for t in u:
-                if k < B:
-                    acc |= mem[bi] << k
-                    bi += 1
-                    k += 8
-                t = (acc & mask) - t
-                acc >>= B
-                k -= B
-                if rbf:
-                    d += t * t
-                elif t < 0:
-                    d -= t
-                else:
-                    d += t
-                if d > lim:
-                    k = -1
-                    break
-            else:
-                d -= best
-                if d < nw:
-                    w = wc[d]
-                else:
-                    w = _weight(d, tab, J, C, half)
-                if y:
-                    s += w
-                else:
-                    s -= w
-        if s == 0:
-            return self._tie_break(u, best)
+        _SWEPT[0] = best
+        _SWEPT[1] = last
         return s
 
     def _dist(self, u, i):
