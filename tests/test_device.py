@@ -484,3 +484,37 @@ def test_runner_reports_python_errors(tmp_path):
     script.write_text("import sys\nfor line in sys.stdin:\n    print(line.split()[0] * 2)\n")
     p = run([str(script)], input="ab\ncd\n")
     assert p.returncode == 0 and p.stdout == "abab\ncdcd\n", p.stderr
+
+
+SELF_LOCK_SCRIPT = r"""
+import micropython
+from kbit.rkp import RKP
+m = RKP("laplace", 4, 2, 3, 0, 255, TABLE, 1)
+u = bytearray(2)
+for i in range(20):
+    u[0] = i % 16
+    u[1] = (i * 7) % 16
+    m.learn(u, i & 1)  # no lock by the caller: kbit locks and unlocks by itself
+    m.predict(u)
+x = [0] * 8  # the heap is usable again: learn/predict left it unlocked
+try:
+    m.learn(u, 2)
+except ValueError as e:
+    print("ValueError", e)
+try:
+    m.score(bytearray(3))
+except ValueError as e:
+    print("ValueError", e)
+micropython.heap_lock()
+print("depth after unlock", micropython.heap_unlock())  # 0: kbit left no lock behind
+"""
+
+
+def test_kbit_locks_the_heap_itself_and_leaves_it_unlocked(tmp_path):
+    """On ports without a pystack a large frame takes a heap block unless the heap is locked:
+    kbit locks it around learn/score itself, and argument errors stay readable."""
+    need_wasm()
+    code = "TABLE = %r\n" % bytes(power_table("laplace", 4, 0)) + SELF_LOCK_SCRIPT
+    out = mp(code, tmp_path).stdout.splitlines()
+    assert out == ["ValueError expected 2 codes and a label 0 or 1",
+                   "ValueError expected 2 codes", "depth after unlock 0"], out

@@ -211,3 +211,20 @@ def test_invalid_input_is_refused():
         with pytest.raises(ValueError):
             m.learn(np.array(u), y)
     assert m.count == 0
+
+
+def test_tie_break_moves_to_the_next_ring():
+    """Contract 3.3: when the nearest ring cancels, the next ring decides (float agrees)."""
+    m = RKPInt("laplace", 4, 1, 5, -8)  # empty table: every weight but w(0) rounds to 0
+    assert m.table == []
+    m.learn(np.array([5]), 0)
+    m.learn(np.array([5]), 1)
+    assert m.score(np.array([5])) == 0  # one ring only, it cancels: nothing farther to ask
+    m.learn(np.array([9]), 1)  # d = 4, 4: cancels, no farther ring -> 0 -> mistake, stored
+    assert m.count == 3
+    assert m.score(np.array([5])) == 255  # ring 0 cancels; ring at d = 4 is one +1 vector
+    assert m.score(np.array([7])) == 255  # all three at d = 2: -1 +1 +1, no tie-break needed
+    assert m.score(np.array([0])) == 255  # d = 5, 5 cancel; the ring at d = 9 is +1
+    assert m.learn(np.array([13]), 0) == (255, True)  # the ring at d = 4 is +1: a mistake
+    assert m.score(np.array([3])) == 255  # d = 2, 2 cancel; then d = 6 (+1), d = 10 (-1)
+    assert m.score(np.array([11])) == 0  # d = 2 (+1, -1) and d = 6 (-1, +1): every ring cancels

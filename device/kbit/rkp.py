@@ -9,9 +9,11 @@
 
 The support vectors live in one bytearray, `memory`, of exactly ceil(T * (M*B + 1) / 8) bytes,
 bit-packed as contract 3.5. `score`, `predict` and `learn` allocate nothing: every intermediate
-is a small int (< 2^30), no object is created, so they run under `micropython.heap_lock()`.
-(Ports without a pystack give a function frame above 11 words a heap block for the call and
-free it on return, or put it on the C stack when the heap is locked: MicroPython's doing.)
+is a small int (< 2^30) and no object is created. They also lock the heap themselves while they
+run, where the port has `micropython.heap_lock` (CircuitPython and CPython do without): ports
+without a pystack give any function frame above 11 words a heap block for the call, unless the
+heap is locked, when the frame goes on the C stack instead. So a call never touches the heap,
+locked by the caller or not. Argument checks come before the lock so their errors stay readable.
 
 The score reads the memory as one stream of bits. It weighs each vector against the nearest
 distance seen so far and restarts the sum when a nearer vector comes; the vectors before the
@@ -27,6 +29,17 @@ except ImportError:  # CPython
         return x
 
 
+try:
+    from micropython import heap_lock as _lock, heap_unlock as _unlock
+except ImportError:  # CPython, CircuitPython
+
+    def _lock():
+        pass
+
+    _unlock = _lock
+
+from array import array
+
 from . import kbfile
 from .rng import scale, step
 
@@ -38,6 +51,10 @@ _PARAMS = const(13)  # kernel bits dims budget width C rng count ntab: <BBHHbBHH
 _WCACHE_LOG = const(5)
 _WCACHE = const(32)  # 1 << _WCACHE_LOG bytes of precomputed weights
 _NAMES = ("laplace", "rbf")
+# What a sweep of the score leaves for the next: [nearest distance, last restart]. One buffer
+# for the module, not two attributes per model: an instance's attribute map grows in steps of
+# 48 bytes on 32-bit ports, more than the Banana model's whole support-vector memory.
+_SWEPT = array("i", (0, 0))
 
 
 def mem_bytes(budget, dims, bits):
@@ -221,32 +238,54 @@ class RKP:
 
     # --- contract 3.3: score and prediction ---
     def score(self, u):
-        """s = sum_i y_i * w(d_i - d_nn) over the stored vectors; u: M codes (indexable)."""
+        """s = sum_i y_i * w(d_i - d_nn) over the stored vectors, or the next ring's sum when
+        that is 0 (contract 3.3); u: M codes (indexable), each in 0 .. 2^B-1."""
+        if len(u) != self.dims:
+            raise ValueError("expected %d codes" % self.dims)
+        _lock()
+        try:
+            return self._score(u)
+        finally:
+            _unlock()
+
+    def _score(self, u):
         n = self.count
-        M = self.dims
-        if len(u) != M:
-            raise ValueError("expected %d codes" % M)
         if n == 0:
             return 0
+        # One sweep weighs every vector against the nearest distance seen so far; when a nearer
+        # one comes, the sum restarts from it. A second sweep weighs the vectors before the last
+        # restart against the final nearest distance (it cannot restart: none is nearer).
+        _SWEPT[0] = _CAP
+        s = self._sweep(u, n)
+        if _SWEPT[1]:
+            s += self._sweep(u, _SWEPT[1])
+        if s == 0:
+            return self._tie_break(u, _SWEPT[0])
+        return s
+
+    def _sweep(self, u, n):
+        """Sum of y_i * w(d_i - best) over vectors 0..n-1, restarting at a nearer vector;
+        starts from and leaves the nearest distance in _SWEPT[0], the last restart in _SWEPT[1]."""
         mem = self.memory
         B = self.bits
         rbf = self.kernel
         mask = (1 << B) - 1
-        S = M * B + 1
+        S = self.dims * B + 1
         tab = self.table
         J = len(tab)
         wc = self._w  # w(0 .. len(wc)-1), precomputed
         nw = len(wc)
         C = self.C
         half = C >> 1
-        # One pass weighs every vector against the nearest distance seen so far, `best`; when
-        # a nearer one comes, the sum restarts from it. Then the vectors before the last
-        # restart are weighed again against the final best. A vector is given up as soon as
-        # its partial distance exceeds best + 2^J - 1: its weight is 0 (w(k) = 0, k >= 2^J).
-        # The memory is read as one stream of bits, LSB first: `acc` holds the next `k` bits,
-        # mem[bi] is the next byte; k = -1 asks for a restart at vector i (after a give-up).
-        best = _CAP
-        lim = _CAP
+        # A vector is given up as soon as its partial distance exceeds lim = best + 2^J - 1:
+        # its weight is 0 (w(k) = 0 for k >= 2^J). The memory is read as one stream of bits,
+        # LSB first: `acc` holds the next `k` bits, mem[bi] is the next byte; k = -1 asks for a
+        # restart of the stream at vector i (after a give-up).
+        best = _SWEPT[0]
+        if J >= 30 or best > _CAP - (1 << J):
+            lim = _CAP
+        else:
+            lim = best + (1 << J) - 1
         last = 0
         s = 0
         k = -1
@@ -302,52 +341,67 @@ class RKP:
                     s += w
                 else:
                     s -= w
-        # again for the vectors before the last restart, against the final best
-        k = -1
-        for i in range(last):
-            if k <= 0:
-                if k:
-                    bi = i * S
-                    k = bi & 7
-                    bi >>= 3
-                    acc = mem[bi] >> k
-                    k = 8 - k
-                else:
-                    acc = mem[bi]
-                    k = 8
-                bi += 1
-            y = acc & 1
-            acc >>= 1
-            k -= 1
-            d = 0
-            for t in u:
-                if k < B:
-                    acc |= mem[bi] << k
-                    bi += 1
-                    k += 8
-                t = (acc & mask) - t
-                acc >>= B
-                k -= B
-                if rbf:
-                    d += t * t
-                elif t < 0:
-                    d -= t
-                else:
-                    d += t
-                if d > lim:
-                    k = -1
-                    break
-            else:
-                d -= best
-                if d < nw:
-                    w = wc[d]
-                else:
-                    w = _weight(d, tab, J, C, half)
-                if y:
-                    s += w
-                else:
-                    s -= w
+        _SWEPT[0] = best
+        _SWEPT[1] = last
         return s
+
+    def _dist(self, u, i):
+        """Distance from codes u to support vector i, read at random (the tie-break's path)."""
+        mem = self.memory
+        B = self.bits
+        mask = (1 << B) - 1
+        rbf = self.kernel
+        p = i * (self.dims * B + 1) + 1
+        d = 0
+        for t in u:
+            q = p >> 3
+            sh = p & 7
+            v = mem[q] >> sh
+            if sh + B > 8:
+                v |= mem[q + 1] << (8 - sh)
+            t = (v & mask) - t
+            if rbf:
+                d += t * t
+            elif t < 0:
+                d -= t
+            else:
+                d += t
+            p += B
+        return d
+
+    def _tie_break(self, u, base):
+        """The nearest ring at `base` cancelled: let the next ring decide, and so on (3.3)."""
+        n = self.count
+        S = self.dims * self.bits + 1
+        mem = self.memory
+        wc = self._w
+        tab = self.table
+        C = self.C
+        while True:
+            nxt = -1
+            for i in range(n):
+                d = self._dist(u, i)
+                if d > base and (nxt < 0 or d < nxt):
+                    nxt = d
+            if nxt < 0:
+                return 0
+            base = nxt
+            s = 0
+            p = 0
+            for i in range(n):
+                d = self._dist(u, i) - base
+                if d >= 0:
+                    if d < len(wc):
+                        w = wc[d]
+                    else:
+                        w = _weight(d, tab, len(tab), C, C >> 1)
+                    if (mem[p >> 3] >> (p & 7)) & 1:
+                        s += w
+                    else:
+                        s -= w
+                p += S
+            if s:
+                return s
 
     def predict(self, u):
         """1 if score(u) > 0 else 0 (a tie predicts the negative class)."""
@@ -358,7 +412,16 @@ class RKP:
         """One step of Algorithm 1 for codes u and label y in {0, 1}. Returns the score before
         learning; sets self.mistake. A mistake stores (u, y), at random when the budget is full.
         """
-        s = self.score(u)
+        if len(u) != self.dims or (y != 0 and y != 1):
+            raise ValueError("expected %d codes and a label 0 or 1" % self.dims)
+        _lock()
+        try:
+            return self._learn(u, y)
+        finally:
+            _unlock()
+
+    def _learn(self, u, y):
+        s = self._score(u)
         if y == 1:
             m = s <= 0
         else:

@@ -182,13 +182,24 @@ class RKPInt(_Core):
         super().__init__(*args, **kwargs)
         self.table = power_table(self.kernel, self.bits, self.width, self.C)
 
+    def _weights(self, k):
+        return weights(k, self.table, self.C)
+
     def score(self, u):
+        """Eq. 10 relative to the nearest ring, then the next ring while the sum is 0 (3.3)."""
         n = self.count
         if n == 0:
             return 0
         d = distances(self.kernel, self.codes[:n], u)
-        w = weights(d - d.min(), self.table, self.C)
-        return int((self.labels[:n] * w).sum())
+        labels = self.labels[:n]
+        base = d.min()
+        while True:
+            ring = d >= base
+            s = int((labels[ring] * self._weights(d[ring] - base)).sum())
+            farther = d[d > base]
+            if s or not farther.size:
+                return s
+            base = farther.min()
 
     # --- model file (contract 4) ---
     def to_bytes(self, scaler=None):
