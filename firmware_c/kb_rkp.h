@@ -615,18 +615,23 @@ typedef kb_score_t kb_acc_t;
  * value as the array form below, which an 8-bit core indexes through memory for every support
  * vector. */
 #define KB_RKP_NACC (1 << KB_RKP_CONST_NTAB)
-static inline kb_score_t kb_rkp_score_acc(const kb_rkp_t *m, const uint8_t *u)
+static inline kb_score_t kb_rkp_score_acc(const kb_rkp_t *m, const uint8_t *u, kb_dist_t floor,
+                                          kb_dist_t *nearest)
 {
     kb_acc_t a0 = 0, a1 = 0, a2 = 0, a3 = 0; /* acc[0..3] */
     kb_dist_t dmin = (kb_dist_t)~(kb_dist_t)0;
     kb_reader_t r;
     kb_count_t i;
+    uint8_t found = 0;
 
     kb_reader_init(&r, KB_RKP_MEM(m));
     for (i = 0; i < m->count; i++) {
         const uint8_t positive = kb_reader_label(&r);
         const kb_dist_t d = kb_rkp_distance(m, u, &r);
         kb_dist_t k;
+        if (d < floor) /* a ring the tie-break has left behind */
+            continue;
+        found = 1;
         if (d < dmin) { /* every offset seen so far grows by dmin - d */
             kb_dist_t grow = (kb_dist_t)(dmin - d);
             dmin = d;
@@ -651,6 +656,8 @@ static inline kb_score_t kb_rkp_score_acc(const kb_rkp_t *m, const uint8_t *u)
         else if (KB_RKP_NACC > 2 && k == 3)
             a3 = (kb_acc_t)(positive ? a3 + 1 : a3 - 1);
     }
+    if (found)
+        *nearest = dmin;
     {
         kb_score_t s = kb_mul_score(a0, KB_RKP_C(m));
         if (KB_RKP_NACC > 1)
@@ -662,7 +669,8 @@ static inline kb_score_t kb_rkp_score_acc(const kb_rkp_t *m, const uint8_t *u)
     }
 }
 #else
-static inline kb_score_t kb_rkp_score_acc(const kb_rkp_t *m, const uint8_t *u)
+static inline kb_score_t kb_rkp_score_acc(const kb_rkp_t *m, const uint8_t *u, kb_dist_t floor,
+                                          kb_dist_t *nearest)
 {
     const uint8_t span = (uint8_t)(1u << KB_RKP_NTAB(m)); /* offsets with a nonzero weight */
     kb_acc_t acc[KB_RKP_ACC_N];
@@ -670,7 +678,7 @@ static inline kb_score_t kb_rkp_score_acc(const kb_rkp_t *m, const uint8_t *u)
     kb_dist_t dmin = (kb_dist_t)~(kb_dist_t)0; /* >= any distance, so the first one wins */
     kb_reader_t r;
     kb_count_t i;
-    uint8_t k;
+    uint8_t k, found = 0;
 
     for (k = 0; k < span; k++)
         acc[k] = 0;
@@ -678,6 +686,9 @@ static inline kb_score_t kb_rkp_score_acc(const kb_rkp_t *m, const uint8_t *u)
     for (i = 0; i < m->count; i++) {
         const uint8_t positive = kb_reader_label(&r); /* the label bit leads the SV */
         const kb_dist_t d = kb_rkp_distance(m, u, &r);
+        if (d < floor) /* a ring the tie-break has left behind */
+            continue;
+        found = 1;
         if (d < dmin) { /* every offset seen so far grows by dmin - d */
             const kb_dist_t grow = (kb_dist_t)(dmin - d);
             for (k = span; k-- > 0;)
@@ -692,6 +703,8 @@ static inline kb_score_t kb_rkp_score_acc(const kb_rkp_t *m, const uint8_t *u)
     for (k = 0; k < span; k++)
         if (acc[k] != 0) /* |acc[k]| * C <= budget * C: fits kb_score_t */
             s = (kb_score_t)(s + kb_mul_score(acc[k], kb_rkp_weight(m, k)));
+    if (found)
+        *nearest = dmin;
     return s;
 }
 #endif
@@ -699,46 +712,70 @@ static inline kb_score_t kb_rkp_score_acc(const kb_rkp_t *m, const uint8_t *u)
 #endif /* KB_RKP_HAVE_ACC */
 
 #ifdef KB_RKP_HAVE_2PASS
-static inline kb_score_t kb_rkp_score_2pass(const kb_rkp_t *m, const uint8_t *u)
+/* Eq. 10 over the support vectors at distance >= floor, in two passes over the memory: find
+ * the nearest of them (*nearest, left as it was when there is none), then sum
+ * y_i * w(d_i - nearest). One loop body for both passes: the decoder exists once in flash. */
+static kb_score_t kb_rkp_score_2pass(const kb_rkp_t *m, const uint8_t *u, kb_dist_t floor,
+                                     kb_dist_t *nearest)
 {
-    kb_dist_t dmin = (kb_dist_t)~(kb_dist_t)0;
+    kb_dist_t dmin = 0;
     kb_score_t s = 0;
     kb_reader_t r;
     kb_count_t i;
-    uint8_t pass;
+    uint8_t pass, found = 0;
 
-    /* One loop body for both passes: the decoder exists once in flash. */
     for (pass = 0; pass < 2; pass++) {
         kb_reader_init(&r, KB_RKP_MEM(m));
         for (i = 0; i < m->count; i++) {
             const uint8_t positive = kb_reader_label(&r);
             const kb_dist_t d = kb_rkp_distance(m, u, &r);
+            if (d < floor) /* a ring the tie-break has left behind */
+                continue;
             if (pass == 0) {
-                if (d < dmin)
+                if (!found || d < dmin)
                     dmin = d;
+                found = 1;
             } else {
                 const uint8_t w = kb_rkp_weight(m, (kb_dist_t)(d - dmin));
                 if (w != 0)
                     s = (kb_score_t)(positive ? s + w : s - w);
             }
         }
+        if (!found)
+            return 0;
     }
+    *nearest = dmin;
     return s;
 }
-
 #endif /* KB_RKP_HAVE_2PASS */
 
+/* Eq. 10 relative to the nearest ring; then, only while the sum is exactly 0, the same over the
+ * support vectors beyond that ring (contract 3.3's tie-break: a ring that cancels here cancels in
+ * the exact float sum too, so the farther vectors decide). */
 static inline kb_score_t kb_rkp_score(const kb_rkp_t *m, const uint8_t *u)
 {
+    kb_dist_t floor = 0, ring = 0;
+    kb_score_t s;
+
+    if (m->count == 0)
+        return 0;
+    for (;;) {
 #if defined(KB_RKP_HAVE_ACC) && defined(KB_RKP_HAVE_2PASS)
-    if (KB_RKP_NTAB(m) <= KB_RKP_ACC_LOG2)
-        return kb_rkp_score_acc(m, u);
-    return kb_rkp_score_2pass(m, u);
+        if (KB_RKP_NTAB(m) <= KB_RKP_ACC_LOG2)
+            s = kb_rkp_score_acc(m, u, floor, &ring);
+        else
+            s = kb_rkp_score_2pass(m, u, floor, &ring);
 #elif defined(KB_RKP_HAVE_ACC)
-    return kb_rkp_score_acc(m, u);
+        s = kb_rkp_score_acc(m, u, floor, &ring);
 #else
-    return kb_rkp_score_2pass(m, u);
+        s = kb_rkp_score_2pass(m, u, floor, &ring);
 #endif
+        /* done on a decision, when nothing lay at or beyond floor (ring unchanged, < floor),
+         * or when ring is the largest distance the type holds (nothing can be farther) */
+        if (s != 0 || ring < floor || ring == (kb_dist_t)~(kb_dist_t)0)
+            return s;
+        floor = (kb_dist_t)(ring + 1u);
+    }
 }
 
 /* 1 for the positive class; a tie (s == 0) predicts the negative class. */

@@ -49,7 +49,7 @@ GOLDEN_SET = [
     # the compile-time build -- four scalar accumulators (J = 2) with the memory nearly filling
     # the RAM, rbf with three codes per 24-bit window, rbf through the field-stream reader.
     dict(kernel="laplace", bits=3, budget=90, width=-4, dims=2, steps=400, seed=18),
-    dict(kernel="rbf", bits=3, budget=24, width=-2, dims=4, steps=200, seed=19),
+    dict(kernel="rbf", bits=3, budget=24, width=-4, dims=4, steps=200, seed=19),
     dict(kernel="rbf", bits=3, budget=12, width=0, dims=10, steps=150, seed=20),
 ]
 
