@@ -72,3 +72,20 @@ def test_eval_refuses_foreign_corrupt_and_mismatched_models(tmp_path):
     assert code == 2 and "expects 2 features" in err
     code, _, err = run("eval", str(tmp_path / "missing.kb"), "--data", "banana")
     assert code == 2 and "cannot read" in err
+
+
+def test_demo_runs_the_main_job_on_every_runtime(tmp_path, capsys):
+    """README's first command: train on the host, then every device runtime keeps learning and
+    makes the host's predictions exactly (toolchains missing fail under CI=true)."""
+    from conftest import need
+    from kilobit import runtimes as rt
+    from kilobit.cli import DEMO_RUNTIMES
+
+    for name in DEMO_RUNTIMES:
+        need(rt.get(name).missing())
+    assert main(["demo", "-o", str(tmp_path / "demo.kb")]) == 0
+    out = capsys.readouterr().out
+    assert "demo passed" in out
+    for name in DEMO_RUNTIMES[1:]:
+        assert ("%-18s" % name) in out and out.count("bit-exact with host") == len(DEMO_RUNTIMES) - 1
+    assert (tmp_path / "demo.kb").exists()
