@@ -55,8 +55,18 @@ GOLDEN_SET = [
 
 
 def golden_name(p):
-    return "rkp-%s-b%d-t%d-m%d-a%d-s%d.json" % (
-        p["kernel"], p["bits"], p["budget"], p["dims"], p["width"], p["seed"])
+    model = p.get("model", "rkp")
+    if model == "rkp":
+        return "rkp-%s-b%d-t%d-m%d-a%d-s%d.json" % (
+            p["kernel"], p["bits"], p["budget"], p["dims"], p["width"], p["seed"])
+    return "-".join([model] + ["%s%s" % (k, v) for k, v in sorted(p.items()) if k != "model"]) \
+        + ".json"
+
+
+def make_doc(p):
+    """The golden document of one GOLDEN_SET entry; "model" (default rkp) picks the maker."""
+    p = dict(p)
+    return MAKERS[p.pop("model", "rkp")](**p)
 
 
 def make_steps(bits, dims, n, seed):
@@ -169,25 +179,35 @@ class Mismatch:
             self.runtime, self.step, self.field, self.expected, self.got)
 
 
+# The integer fields of a step, in order, for a learner's golden file. A model whose steps give
+# other fields (a predictor's class scores, say) names them in its document's "fields"; the
+# CRC-32 of the memory follows them in "expect" when the model has a memory ("final_memory").
 FIELDS = ("score", "prediction", "mistake", "count")
 
 
 def compare(doc, runtime_name, results):
-    """The first difference between a runtime's replay and the golden file, or None."""
+    """The first difference between a runtime's replay and the golden file, or None.
+
+    A result is the step's fields (ints), then the memory (bytes) or None where unreported."""
     expect = doc["expect"]
+    fields = doc.get("fields", FIELDS)
+    nf = len(fields)
+    has_memory = doc.get("final_memory") is not None
     if len(results) != len(expect):
         return Mismatch(runtime_name, len(results), "steps", len(expect), len(results))
     mem = None
     for i, (got, exp) in enumerate(zip(results, expect)):
-        for f, g, e in zip(FIELDS, got[:4], exp[:4]):
+        for f, g, e in zip(fields, got[:nf], exp[:nf]):
             if int(g) != e:
                 return Mismatch(runtime_name, i, f, e, g)
-        if got[4] is not None:
-            mem = got[4]
+        if has_memory and got[nf] is not None:
+            mem = got[nf]
             crc = zlib.crc32(mem) & 0xFFFFFFFF
-            if crc != exp[4]:
-                return Mismatch(runtime_name, i, "memory", "crc32 %08x" % exp[4],
+            if crc != exp[nf]:
+                return Mismatch(runtime_name, i, "memory", "crc32 %08x" % exp[nf],
                                 "crc32 %08x" % crc)
+    if not has_memory:
+        return None
     final = bytes.fromhex(doc["final_memory"])
     if mem is None:
         return Mismatch(runtime_name, len(expect) - 1, "memory", "reported", "never reported")
@@ -234,7 +254,11 @@ def make_set(directory, log=print):
     names = []
     for p in GOLDEN_SET:
         name = golden_name(p)
-        dump(make(**p), os.path.join(directory, name))
+        dump(make_doc(p), os.path.join(directory, name))
         names.append(name)
         log("wrote %s" % os.path.join(directory, name))
     return names
+
+
+# model name -> function(**params) -> golden document; each model registers its maker here
+MAKERS = {"rkp": make}
