@@ -57,6 +57,13 @@ static inline const char *kb_strerror(kb_err_t err)
 #define KB_FILE_MAGIC "KBIT"
 #define KB_FILE_VERSION 1
 #define KB_FILE_TYPE_RKP 1
+#define KB_FILE_TYPE_CKP 2 /* docs/contract.md section 6; loaded by kb_ckp.h */
+#define KB_FILE_TYPE_BONSAI 3 /* docs/contract.md section 8; loaded by kb_bonsai.h */
+#define KB_FILE_TYPE_ASSOC 5 /* docs/contract.md section 9; loaded by kb_assoc.h */
+#ifndef KB_FILE_TYPE_KNOWN
+#define KB_FILE_TYPE_KNOWN(t) ((t) == KB_FILE_TYPE_RKP || (t) == KB_FILE_TYPE_BONSAI || \
+                               (t) == KB_FILE_TYPE_ASSOC || (t) == KB_FILE_TYPE_CKP)
+#endif
 #define KB_FILE_HEAD 12 /* magic, version, type, reserved, payload length */
 #define KB_FILE_CRC 4
 #define KB_RKP_PARAMS 13 /* kernel bits dims budget width C rng count ntab */
@@ -85,7 +92,7 @@ static inline kb_err_t kb_file_head(const uint8_t *data, size_t len, uint8_t *ty
         return KB_ERR_TRUNCATED;
     if (data[4] != KB_FILE_VERSION)
         return KB_ERR_VERSION;
-    if (data[5] != KB_FILE_TYPE_RKP)
+    if (!KB_FILE_TYPE_KNOWN(data[5]))
         return KB_ERR_TYPE;
     *type = data[5];
     return KB_OK;
@@ -139,6 +146,8 @@ static inline kb_err_t kb_rkp_load(kb_rkp_t *m, uint8_t *data, size_t len)
 
     if (err != KB_OK)
         return err;
+    if (type != KB_FILE_TYPE_RKP)
+        return KB_ERR_TYPE;
     if (plen < KB_RKP_PARAMS)
         return KB_ERR_TRUNCATED;
     kernel = p[0];

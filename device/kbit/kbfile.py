@@ -18,7 +18,12 @@ except ImportError:  # CPython
 MAGIC = b"KBIT"
 VERSION = const(1)
 TYPE_RKP = const(1)
-TYPES = (TYPE_RKP,)
+TYPE_CKP = const(2)
+TYPE_BONSAI = const(3)
+TYPES = (TYPE_RKP, TYPE_CKP)
+TYPES += (TYPE_BONSAI,)
+TYPE_ASSOC = const(5)
+TYPES += (TYPE_ASSOC,)
 
 # CRC-32 (reflected polynomial 0xEDB88320), nibble table split into high and low 16 bits.
 _CRC_HI = (0x0000, 0x1DB7, 0x3B6E, 0x26D9, 0x76DC, 0x6B6B, 0x4DB2, 0x5005,

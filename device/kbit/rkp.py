@@ -41,6 +41,7 @@ except ImportError:  # CPython, CircuitPython
 from array import array
 
 from . import kbfile
+from .kernel import _weight, weight  # noqa: F401 (weight: part of this module's API)
 from .rng import scale, step
 
 LAPLACE = const(0)
@@ -101,30 +102,6 @@ def check_table(table, C):
             return "weight table not in C >= P[0] >= P[1] >= ... > 0"
         prev = table[i]
     return None
-
-
-def _weight(k, tab, J, C, half):
-    """w(k) for k > 0 by the log method with rounded division (contract 3.2)."""
-    if k >> J:
-        return 0
-    b = J - 1
-    while not k >> b:
-        b -= 1
-    w = tab[b]
-    while b:
-        b -= 1
-        if (k >> b) & 1:
-            w = (w * tab[b] + half) // C
-            if not w:
-                return 0
-    return w
-
-
-def weight(k, table, C):
-    """w(k) (contract 3.2): C for k = 0, else the log method over the table."""
-    if k == 0:
-        return C
-    return _weight(k, table, len(table), C, C >> 1)
 
 
 class RKP:

@@ -14,8 +14,9 @@
  *
  * Like the devices, it never calls malloc: the model file, the input line and the codes live
  * in static buffers sized for any model whose memory is at most KB_REPLAY_MAX_MEM bytes.
- * Built with -include of a KB_RKP_CONST configuration it runs the compile-time-parameter
- * variant of kb_rkp.h instead (and refuses models of other parameters).
+ * It replays rkp (kb_rkp.h) and ckp (kb_ckp.h) models, by the type in the file's header.
+ * Built with -include of a KB_RKP_CONST or KB_CKP_CONST configuration it runs that model's
+ * compile-time-parameter variant instead (and refuses models of other parameters).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,6 +25,17 @@
 
 #include "../kb_file.h"
 #include "../kb_rkp.h"
+#ifndef KB_RKP_CONST
+#define KB_CKP_FILE
+#include "../kb_ckp.h"
+#define KB_REPLAY_CKP
+#endif
+#ifndef KB_CKP_CONST
+#define KB_REPLAY_RKP
+#define KB_REPLAY_HAS_RKP 1
+#else
+#define KB_REPLAY_HAS_RKP 0
+#endif
 
 #define KB_REPLAY_MAX_MEM 65536ul
 #define KB_REPLAY_MAX_DIMS 65535ul
@@ -37,6 +49,18 @@
 static uint8_t file_buf[KB_REPLAY_MAX_FILE + 1];
 static char line[KB_REPLAY_MAX_LINE];
 static uint8_t codes[KB_REPLAY_MAX_DIMS];
+#ifdef KB_REPLAY_CKP
+static uint16_t scratch[2 * KB_REPLAY_MAX_DIMS];
+#endif
+
+/* The model being replayed: one of the two, by the file's type. */
+static uint8_t is_ckp;
+#ifdef KB_REPLAY_RKP
+static kb_rkp_t rkp;
+#endif
+#ifdef KB_REPLAY_CKP
+static kb_ckp_t ckp;
+#endif
 
 static void die(int status, const char *what, unsigned long step)
 {
@@ -48,13 +72,23 @@ static void die(int status, const char *what, unsigned long step)
     exit(status);
 }
 
-static void print_mem(const kb_rkp_t *m)
+static void print_mem(void)
 {
     static const char hex[] = "0123456789abcdef";
-    const uint8_t *mem = KB_RKP_MEM(m);
-    const uint32_t n = KB_RKP_MEM_BYTES(m);
-    uint32_t i;
-    (void)m;
+    const uint8_t *mem = NULL;
+    uint32_t n = 0, i;
+#ifdef KB_REPLAY_RKP
+    if (!is_ckp) {
+        mem = KB_RKP_MEM(&rkp);
+        n = KB_RKP_MEM_BYTES(&rkp);
+    }
+#endif
+#ifdef KB_REPLAY_CKP
+    if (is_ckp) {
+        mem = KB_CKP_MEM(&ckp);
+        n = KB_CKP_MEM_BYTES(&ckp);
+    }
+#endif
     for (i = 0; i < n; i++) {
         putchar(hex[mem[i] >> 4]);
         putchar(hex[mem[i] & 15u]);
@@ -94,7 +128,7 @@ static int parse_uint(const char **s, unsigned long max, unsigned long *value)
     return 1;
 }
 
-static kb_err_t load(kb_rkp_t *m, const char *path)
+static kb_err_t load(const char *path)
 {
     size_t len;
     uint8_t type;
@@ -110,34 +144,93 @@ static kb_err_t load(kb_rkp_t *m, const char *path)
         kb_err_t err = kb_file_head(file_buf, len, &type);
         return err != KB_OK ? err : KB_ERR_LIMIT;
     }
+    is_ckp = (uint8_t)(len > 5 && file_buf[5] == KB_FILE_TYPE_CKP);
+#ifdef KB_REPLAY_CKP
+    if (is_ckp || !KB_REPLAY_HAS_RKP)
+        return kb_ckp_load(&ckp, file_buf, len, scratch);
+#endif
+#ifdef KB_REPLAY_RKP
     {
-        kb_err_t err = kb_rkp_load(m, file_buf, len);
-        if (err == KB_OK && KB_RKP_MEM_BYTES(m) > KB_REPLAY_MAX_MEM)
+        kb_err_t err = kb_rkp_load(&rkp, file_buf, len);
+        if (err == KB_OK && KB_RKP_MEM_BYTES(&rkp) > KB_REPLAY_MAX_MEM)
             return KB_ERR_LIMIT;
         return err;
     }
+#endif
+}
+
+static const char *strerror_of(kb_err_t err)
+{
+#ifdef KB_REPLAY_CKP
+    if (is_ckp)
+        return kb_ckp_strerror(err);
+#endif
+    return kb_strerror(err);
+}
+
+static unsigned long dims_of(void)
+{
+#ifdef KB_REPLAY_CKP
+    if (is_ckp)
+        return KB_CKP_DIMS(&ckp);
+#endif
+#ifdef KB_REPLAY_RKP
+    return KB_RKP_DIMS(&rkp);
+#else
+    return 0;
+#endif
+}
+
+static unsigned long top_code(void)
+{
+#ifdef KB_REPLAY_CKP
+    if (is_ckp)
+        return (1ul << KB_CKP_BITS(&ckp)) - 1u;
+#endif
+#ifdef KB_REPLAY_RKP
+    return (1ul << KB_RKP_BITS(&rkp)) - 1u;
+#else
+    return 0;
+#endif
+}
+
+/* One step: the score (learning when `learn`), *mistake and *count after it. */
+static long step_model(uint8_t learn, uint8_t y, uint8_t *mistake, unsigned long *count)
+{
+    long score = 0;
+#ifdef KB_REPLAY_CKP
+    if (is_ckp) {
+        score = learn ? (long)kb_ckp_learn(&ckp, codes, y, mistake)
+                      : (long)kb_ckp_score(&ckp, codes);
+        *count = ckp.count;
+        return score;
+    }
+#endif
+#ifdef KB_REPLAY_RKP
+    score = learn ? (long)kb_rkp_learn(&rkp, codes, y, mistake) : (long)kb_rkp_score(&rkp, codes);
+    *count = rkp.count;
+#endif
+    return score;
 }
 
 int main(int argc, char **argv)
 {
-    kb_rkp_t m;
     kb_err_t err;
     unsigned long step = 0;
     unsigned long top;
 
     if (argc != 2)
         die(2, "usage: kb_replay MODEL.kb < steps", 0);
-    err = load(&m, argv[1]);
+    err = load(argv[1]);
     if (err != KB_OK)
-        die(2, kb_strerror(err), 0);
-    top = (1ul << KB_RKP_BITS(&m)) - 1u;
+        die(2, strerror_of(err), 0);
+    top = top_code();
 
     while (fgets(line, sizeof line, stdin)) {
         const char *s = skip_space(line);
-        unsigned long y = 0, v;
+        unsigned long y = 0, v, j, count = 0;
         uint8_t mistake = 0, learn;
-        kb_dim_t j;
-        kb_score_t score;
+        long score;
 
         if (*s == '\0')
             continue; /* blank line */
@@ -150,7 +243,7 @@ int main(int argc, char **argv)
         s = skip_space(s + 1);
         if (learn && !parse_uint(&s, 1, &y))
             die(3, "label must be 0 or 1", step);
-        for (j = 0; j < KB_RKP_DIMS(&m); j++) {
+        for (j = 0; j < dims_of(); j++) {
             s = skip_space(s);
             if (*s == '\0')
                 die(3, "fewer codes than the model's dims", step);
@@ -161,21 +254,18 @@ int main(int argc, char **argv)
         if (*skip_space(s) != '\0')
             die(3, "more codes than the model's dims", step);
 
-        if (learn)
-            score = kb_rkp_learn(&m, codes, (uint8_t)y, &mistake);
-        else
-            score = kb_rkp_score(&m, codes);
-        printf("%ld %d %d %lu", (long)score, score > 0, mistake, (unsigned long)m.count);
+        score = step_model(learn, (uint8_t)y, &mistake, &count);
+        printf("%ld %d %d %lu", score, score > 0, mistake, count);
         if (mistake) {
             putchar(' ');
-            print_mem(&m);
+            print_mem();
         }
         putchar('\n');
     }
     if (ferror(stdin))
         die(3, "cannot read steps", 0);
     fputs("END ", stdout);
-    print_mem(&m);
+    print_mem();
     putchar('\n');
     if (fflush(stdout) != 0)
         die(1, "cannot write results", 0);

@@ -11,6 +11,17 @@
  * firmware, never on how fast the host writes: runs are reproducible to the
  * cycle. Every byte the chip transmits is written to stdout at once.
  *
+ * --rx-mode interactive is for a live line (a pty, a socket): a byte is handed
+ * over only when it is there, and the simulation never waits for one while
+ * the firmware is busy. When the firmware has read every byte handed over
+ * (counted at its data register) and has since polled its empty receiver 16
+ * times in a row with its transmitter idle (UDRE set; the last poll in the
+ * last 64 cycles) -- it has read the whole input, sent its reply and gone
+ * back to waiting -- kb_sim waits for stdin (up to 50 ms at a time, then it
+ * lets the chip run on). Replies therefore come out as soon as the chip has
+ * sent them, whatever the host does next; cycle counts then depend on the
+ * pacing of the input, and while waiting the simulated clock stands still.
+ *
  * The run stops when
  *   - the chip sleeps with interrupts off (cli; sleep)   -> stop "done", exit 0
  *   - the marker register receives the --done-marker value -> "done-marker", 0
@@ -34,6 +45,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
@@ -61,14 +73,16 @@ struct mcu_info {
 	const char *name;
 	uint16_t ramstart;   /* first SRAM byte (data address) */
 	uint16_t gpior1;     /* default marker register (data address) */
+	uint16_t ucsra;      /* UART0 status register (data address); UDRE is bit 5 */
+	uint16_t udr;        /* UART0 data register (data address) */
 };
 
 static const struct mcu_info MCUS[] = {
-	{"attiny2313", 0x60, 0x34},  /* GPIOR1 = I/O 0x14 */
-	{"attiny4313", 0x60, 0x34},  /* the 2313 with 4 KB flash, 256 B RAM */
-	{"atmega328p", 0x100, 0x4A}, /* GPIOR1 = I/O 0x2A */
-	{"atmega328", 0x100, 0x4A},
-	{NULL, 0, 0},
+	{"attiny2313", 0x60, 0x34, 0x2B, 0x2C},  /* GPIOR1 = I/O 0x14, UCSRA/UDR = I/O 0x0B/0x0C */
+	{"attiny4313", 0x60, 0x34, 0x2B, 0x2C},  /* the 2313 with 4 KB flash, 256 B RAM */
+	{"atmega328p", 0x100, 0x4A, 0xC0, 0xC6}, /* GPIOR1 = I/O 0x2A, UCSR0A = 0xC0, UDR0 = 0xC6 */
+	{"atmega328", 0x100, 0x4A, 0xC0, 0xC6},
+	{NULL, 0, 0, 0, 0},
 };
 
 /* ---- options ---- */
@@ -79,6 +93,7 @@ static uint64_t opt_max_cycles = 4000000000ULL;
 static uint64_t opt_idle_cycles = 5000000ULL;
 static long opt_done_marker = -1;
 static int opt_rx_byte_mode = 0;
+static int opt_rx_interactive = 0;
 static const char *opt_report = NULL;
 static int opt_verbose = 0;
 static const char *opt_elf = NULL;
@@ -108,6 +123,22 @@ static int out_ok = 1;           /* stdout still writable */
 static int drained;              /* EOF and the firmware has read every byte */
 static uint64_t last_activity;   /* cycle of the last TX / marker / drain */
 static int rx_seen;              /* the firmware ever enabled its receiver */
+static int starving;             /* interactive: polls of the empty receiver in a row, UDRE set */
+static struct avr_irq_t *irq_rx; /* UART0 input */
+static uint16_t ucsra_addr;      /* UART0 status register, 0 when unknown */
+static uint64_t last_xon;        /* cycle of the last xon */
+static uint64_t rx_read;         /* interactive: reads of the data register */
+static avr_io_read_t udr_read_next; /* simavr's own UDR read handler */
+static void *udr_read_param;
+
+/* Interactive mode: count the firmware's reads of UDR, then let simavr answer. */
+static uint8_t udr_read(struct avr_t *a, avr_io_addr_t addr, void *param)
+{
+	(void)param;
+	if (rx_read < rx_fed && ++rx_read == rx_fed)
+		starving = 0; /* count the polls from here on */
+	return udr_read_next ? udr_read_next(a, addr, udr_read_param) : a->data[addr];
+}
 
 static void die(int code, const char *fmt, ...)
 {
@@ -200,6 +231,55 @@ static int next_input(void)
 	return inbuf[in_pos++];
 }
 
+/* Interactive mode: wait up to timeout_ms for stdin and read what is there
+ * (never blocking once something is buffered). 1: bytes buffered, 0: none
+ * yet, -1: EOF. */
+static int fill_input(int timeout_ms)
+{
+	if (in_pos < in_len)
+		return 1;
+	if (in_eof)
+		return -1;
+	struct pollfd pfd = {STDIN_FILENO, POLLIN, 0};
+	int r = poll(&pfd, 1, timeout_ms);
+	if (r < 0 && errno == EINTR)
+		return 0;
+	if (r <= 0)
+		return r < 0 ? (in_eof = 1, -1) : 0;
+	for (;;) {
+		ssize_t n = read(STDIN_FILENO, inbuf, sizeof inbuf);
+		if (n > 0) {
+			in_pos = 0;
+			in_len = (size_t)n;
+			return 1;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return 0;
+		in_eof = 1; /* EOF, or EIO: the pty's other side is gone */
+		return -1;
+	}
+}
+
+/* Interactive mode: hand over what stdin has now, as far as the fifo takes it. */
+static int feed_available(int timeout_ms)
+{
+	int fed = 0;
+	while (!xoff) {
+		if (opt_rx_byte_mode && fed)
+			break;
+		if (fill_input(fed ? 0 : timeout_ms) <= 0)
+			break;
+		avr_raise_irq(irq_rx, inbuf[in_pos++]);
+		rx_fed++;
+		fed++;
+	}
+	if (fed)
+		starving = 0;
+	return fed;
+}
+
 static void uart_xoff(struct avr_irq_t *irq, uint32_t value, void *param)
 {
 	(void)irq;
@@ -217,6 +297,24 @@ static void uart_xon(struct avr_irq_t *irq, uint32_t value, void *param)
 	rx_seen = 1;
 	xoff = 0;
 	int fed = 0;
+	if (opt_rx_interactive) {
+		last_xon = avr->cycle;
+		fed = feed_available(0);
+		if (!fed) {
+			/* a poll while a byte goes out is the transmitter's wait, not idleness */
+			if (!ucsra_addr || (avr->data[ucsra_addr] & (1u << 5))) {
+				if (starving < 1000000)
+					starving++;
+			}
+			else
+				starving = 0;
+		}
+		if (!fed && in_eof && in_pos == in_len && !drained) {
+			drained = 1;
+			last_activity = avr->cycle;
+		}
+		return;
+	}
 	while (!xoff) {
 		if (opt_rx_byte_mode && fed)
 			break;
@@ -331,7 +429,8 @@ static void usage(void)
 	fprintf(stderr,
 	        "usage: kb_sim --mcu attiny2313|atmega328p --freq HZ [--marker-reg ADDR]\n"
 	        "              [--max-cycles N] [--idle-cycles N] [--done-marker V]\n"
-	        "              [--rx-mode stream|byte] [--report FILE] [-v] firmware.elf\n"
+	        "              [--rx-mode stream|byte|interactive] [--report FILE] [-v]\n"
+	        "              firmware.elf\n"
 	        "  ADDR is a data-space address (attiny2313 GPIOR1 = 0x34, atmega328p = 0x4A)\n");
 	exit(EXIT_USAGE);
 }
@@ -369,6 +468,8 @@ int main(int argc, char **argv)
 				opt_rx_byte_mode = 0;
 			else if (!strcmp(m, "byte"))
 				opt_rx_byte_mode = 1;
+			else if (!strcmp(m, "interactive"))
+				opt_rx_interactive = 1;
 			else
 				usage();
 		} else if (!strcmp(a, "--report"))
@@ -455,6 +556,17 @@ int main(int argc, char **argv)
 		die(EXIT_USAGE, "mcu %s has no UART0 in simavr", opt_mcu);
 	avr_irq_register_notify(irq_out, uart_out, NULL);
 	avr_irq_register_notify(irq_xon, uart_xon, irq_in);
+	irq_rx = irq_in;
+	ucsra_addr = mi ? mi->ucsra : 0;
+	if (opt_rx_interactive) {
+		if (!mi)
+			die(EXIT_USAGE, "--rx-mode interactive does not know mcu %s", opt_mcu);
+		unsigned io = AVR_DATA_TO_IO(mi->udr);
+		udr_read_next = avr->io[io].r.c;
+		udr_read_param = avr->io[io].r.param;
+		avr->io[io].r.c = udr_read;
+		avr->io[io].r.param = NULL;
+	}
 	avr_irq_register_notify(irq_xoff, uart_xoff, NULL);
 
 	min_sp = seg_min_sp = (uint16_t)(avr->data[R_SPL] | (avr->data[R_SPH] << 8));
@@ -503,6 +615,14 @@ int main(int argc, char **argv)
 		}
 		if (stop_requested)
 			break;
+		if (opt_rx_interactive && starving >= 16 && !in_eof && rx_read == rx_fed &&
+		    avr->cycle - last_xon < 64 && (avr->data[ucsra_addr] & (1u << 5))) {
+			/* the firmware waits for input: wait for the host too */
+			if (feed_available(50) == 0 && in_eof && !drained) {
+				drained = 1;
+				last_activity = avr->cycle;
+			}
+		}
 		if (drained && avr->cycle - last_activity >= opt_idle_cycles) {
 			stop_reason = "idle";
 			break;

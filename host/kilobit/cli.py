@@ -1,4 +1,4 @@
-"""kilobit command line: train, eval, golden, bench, stream, demo.
+"""kilobit command line: train, eval, golden, bench, stream, demo, fit, deploy, run, board.
 
 Every user error (bad data, bad model file, parameters that cannot fit) ends with one line
 `kilobit: error: ...` on stderr and exit status 2; nothing is half-written.
@@ -14,6 +14,10 @@ DEFAULT_RUNTIMES = ("host", "kbit-cpython", "kbit-micropython", "c-host", "uno-s
 # The demo's model fits the ATtiny2313 too; most golden files do not (128 B of RAM), so the
 # golden default leaves it out and tests/test_avr_firmware.py checks the ones that fit.
 DEMO_RUNTIMES = DEFAULT_RUNTIMES + ("attiny2313-sim",)
+# With no board attached the demo also runs on the virtual boards: MicroPython behind a pty driven
+# by mpremote, and the simulated Uno's UART on a pty (kilobit demo --board NAME --port PORT
+# puts a real board in their place).
+DEMO_RUNTIMES += ("virtual-board", "uno-sim-uart")
 
 
 def _add_rkp_params(p, budget=62, dims=False):
@@ -38,6 +42,10 @@ def build_parser():
     t.add_argument("--data", required=True, help="banana, checkerboard, pendigits, digits or a CSV")
     t.add_argument("--test", help="CSV test split (with a CSV --data)")
     t.add_argument("-o", "--output", required=True)
+    from . import cli_bonsai
+    cli_bonsai.add_train_parser(tsub)
+    from . import cli_ckp
+    cli_ckp.add_train_parser(tsub)
 
     p = sub.add_parser("eval", help="accuracy of a .kb model on a data set's test split")
     p.add_argument("model")
@@ -48,8 +56,10 @@ def build_parser():
     p = sub.add_parser("golden", help="make or check golden vectors")
     gsub = p.add_subparsers(dest="action", required=True)
     g = gsub.add_parser("make", help="write one golden file")
-    g.add_argument("model", choices=("rkp",))
+    g.add_argument("model", choices=("rkp", "ckp"))
     _add_rkp_params(g, dims=True)
+    g.add_argument("--L", type=int, default=560, help="ckp: budget in bits (--width is then "
+                                                      "A in thousandths, --bits P)")
     g.add_argument("--steps", type=int, default=200)
     g.add_argument("-o", "--output", required=True)
     g = gsub.add_parser("make-set", help="rewrite the checked-in golden set")
@@ -65,6 +75,18 @@ def build_parser():
     b.add_argument("-o", "--output", default="docs/benchmarks/rkp.md")
     b.add_argument("--shuffles", type=int, default=10)
     b.add_argument("--quick", action="store_true", help="a smoke run: fewer shuffles and A values")
+
+    b = bsub.add_parser("assoc", help="the associative memory paper's experiments (Tables "
+                                      "I-III, Figures 3-4), one-shot, the Uno build")
+    b.add_argument("-o", "--output", default="docs/benchmarks/assoc.md")
+    b.add_argument("--quick", action="store_true", help="a smoke run: subsets, fewer seeds")
+
+    b = bsub.add_parser("bonsai", help="Bonsai: float/int16/int8 accuracy, bytes, training "
+                                       "time, Uno cycles and RAM (issue 5)")
+    b.add_argument("-o", "--output", default="docs/benchmarks/bonsai.md")
+    b.add_argument("--quick", action="store_true", help="a smoke run: few rows and epochs")
+
+    cli_ckp.add_bench_parser(bsub)
 
     b = bsub.add_parser("avr", help="the RKP firmware on simulated AVRs (paper Tables 3-5)")
     b.add_argument("-o", "--output", default="docs/benchmarks/avr-rkp.md")
@@ -85,10 +107,23 @@ def build_parser():
     p = sub.add_parser("demo", help="train on Banana, then learn on every device runtime")
     p.add_argument("--runtime", action="append", dest="runtimes")
     p.add_argument("-o", "--output", default="build/demo-banana.kb")
+    p.add_argument("--board", help="an attached board (rp2040, esp32: kbit deployed; uno: the "
+                                   "demo model's firmware flashed), used instead of its virtual "
+                                   "stand-in")
+    p.add_argument("--port", help="the attached board's serial port")
+
+    from . import cli_boards
+    cli_boards.add_parsers(sub)
     return ap
 
 
 def cmd_train(a):
+    if a.model == "ckp":
+        from . import cli_ckp
+        return cli_ckp.cmd_train(a)
+    if a.model == "bonsai":
+        from . import cli_bonsai
+        return cli_bonsai.cmd_train(a)
     import numpy as np
 
     from . import data, kbfile
@@ -123,6 +158,13 @@ def cmd_eval(a):
             blob = f.read()
     except OSError as e:
         raise KilobitError("cannot read model file %s: %s" % (a.model, e.strerror)) from None
+    from .kbfile import unpack
+    if unpack(blob)[0] == "ckp":
+        from . import cli_ckp
+        return cli_ckp.cmd_eval(a, blob)
+    if unpack(blob)[0] == "bonsai":
+        from . import cli_bonsai
+        return cli_bonsai.cmd_eval(a, blob)
     m, scaler = RKPInt.from_bytes(blob)
     split = data.load(a.data, seed=a.seed, test=a.test)
     if split.X_test.shape[1] != m.dims:
@@ -143,6 +185,14 @@ def cmd_eval(a):
 def cmd_golden(a):
     from . import golden
 
+    if a.action == "make" and a.model == "ckp":
+        try:
+            doc = golden.make_ckp(a.bits, a.dims, a.L, a.width, a.steps, a.seed, a.C)
+        except ValueError as e:
+            raise KilobitError(str(e)) from None
+        golden.dump(doc, a.output)
+        print("wrote %s (%d steps)" % (a.output, a.steps))
+        return 0
     if a.action == "make":
         doc = golden.make(a.kernel, a.bits, a.budget, a.width, a.dims, a.steps, a.seed, a.C)
         golden.dump(doc, a.output)
@@ -162,6 +212,20 @@ def cmd_golden(a):
 
 
 def cmd_bench(a):
+    if a.name == "ckp":
+        from . import cli_ckp
+        return cli_ckp.cmd_bench(a)
+    if a.name == "assoc":
+        from .bench import assoc
+
+        assoc.run(out=a.output, quick=a.quick)
+        print("wrote %s" % a.output)
+        return 0
+    if a.name == "bonsai":
+        from .bench import bonsai
+
+        bonsai.run(out=a.output, quick=a.quick)
+        return 0
     if a.name == "avr":
         from .bench import avr
 
@@ -188,14 +252,24 @@ def cmd_stream(a):
 def cmd_demo(a):
     from . import demo
 
-    return demo.run(a.runtimes or list(DEMO_RUNTIMES), a.output)
+    names = a.runtimes or list(DEMO_RUNTIMES)
+    if a.board or a.port:
+        from .runtimes.board import attached
+        names = attached(names, a.board, a.port)
+    return demo.run(names, a.output)
+
+
+def cli_boards_commands():
+    from . import cli_boards
+    return cli_boards.COMMANDS
 
 
 def main(argv=None):
     a = build_parser().parse_args(argv)
     try:
         return {"train": cmd_train, "eval": cmd_eval, "golden": cmd_golden,
-                "bench": cmd_bench, "stream": cmd_stream, "demo": cmd_demo}[a.cmd](a)
+                "bench": cmd_bench, "stream": cmd_stream, "demo": cmd_demo,
+                **cli_boards_commands()}[a.cmd](a)
     except KilobitError as e:
         print("kilobit: error: %s" % e, file=sys.stderr)
         return 2

@@ -27,7 +27,7 @@ from .runtimes import REPO
 
 FIRMWARE_C = os.path.join(REPO, "firmware_c")
 SOURCE = os.path.join(FIRMWARE_C, "avr", "rkp_stream.c")
-DEPENDS = [SOURCE] + [os.path.join(FIRMWARE_C, h) for h in ("kb_rkp.h", "kb_rng.h")]
+DEPENDS = [SOURCE] + [os.path.join(FIRMWARE_C, h) for h in ("kb_kernel.h", "kb_rkp.h", "kb_rng.h")]
 BUILD = os.path.join(REPO, "build", "avr-rkp")
 BOARDS_DIR = os.path.join(REPO, "boards")
 
@@ -131,21 +131,35 @@ def _digest(parts):
 
 
 def build(model_bytes, board_name, baud=BAUD):
-    """Build rkp_stream.c for `board_name` with the model's header. Returns (elf, sizes), sizes as
-    kilobit.avrsim.avr_size plus board, mcu, clock_hz, flash_bytes, ram_bytes and
-    stack_reserve. Raises FitError when the model cannot fit the board."""
+    """Build the firmware of a model file for `board_name`: rkp_stream.c with the model's header
+    for an rkp model, the predictor firmware (kilobit.predict_fw) for a host-trained predictor.
+    Returns (elf, sizes), sizes as kilobit.avrsim.avr_size plus board, mcu, clock_hz,
+    flash_bytes, ram_bytes and stack_reserve. Raises FitError when the model cannot fit."""
+    from . import kbfile
+    if kbfile.unpack(model_bytes)[0] == "ckp":
+        from . import ckp_fw
+        return ckp_fw.build(model_bytes, board_name, baud)
+    if kbfile.unpack(model_bytes)[0] != "rkp":
+        from . import predict_fw
+        return predict_fw.build(model_bytes, board_name, baud)
+    return build_source(rkp_header(model_bytes), board_name, SOURCE, DEPENDS, BUILD, baud)
+
+
+def build_source(header, board_name, source, depends, cache, baud=BAUD):
+    """Build `source` for `board_name` with `-include` of the generated `header`, cached under
+    cache/<board>/<hash>/ (the hash covers the header, every file of `depends`, the MCU, the
+    clock and the flags). Returns (elf, sizes); raises FitError when it cannot fit."""
     b = board(board_name)
     mcu, f_cpu = b["mcu"], b["clock_hz"]
-    header = rkp_header(model_bytes)
     flags = list(avrsim.AVR_CFLAGS) + list(WARN) + list(avrsim.AVR_LDFLAGS)
     sources = []
-    for path in DEPENDS:
+    for path in depends:
         with open(path, "rb") as f:
             sources.append(f.read())
     key = _digest([header, mcu, str(f_cpu), str(baud), str(STACK_RESERVE[mcu]),
                    " ".join(flags)] + sources)
-    out_dir = os.path.join(BUILD, b["name"], key)
-    elf = os.path.join(out_dir, "rkp_stream.elf")
+    out_dir = os.path.join(cache, b["name"], key)
+    elf = os.path.join(out_dir, os.path.splitext(os.path.basename(source))[0] + ".elf")
     info = os.path.join(out_dir, "sizes.json")
     refused = os.path.join(out_dir, "does-not-fit.txt")
     if os.path.exists(refused):  # a link that failed for flash: no need to try again
@@ -156,7 +170,7 @@ def build(model_bytes, board_name, baud=BAUD):
             sizes = json.load(f)
     else:
         try:
-            sizes = _compile(header, out_dir, elf, mcu, f_cpu, baud, b)
+            sizes = _compile(header, out_dir, elf, mcu, f_cpu, baud, b, source)
         except FitError as e:
             fd, tmp = tempfile.mkstemp(dir=out_dir, suffix=".txt")
             with os.fdopen(fd, "w") as f:
@@ -171,7 +185,7 @@ def build(model_bytes, board_name, baud=BAUD):
     return elf, sizes
 
 
-def _compile(header, out_dir, elf, mcu, f_cpu, baud, b):
+def _compile(header, out_dir, elf, mcu, f_cpu, baud, b, source=SOURCE):
     os.makedirs(out_dir, exist_ok=True)
     hpath = os.path.join(out_dir, "rkp_model.h")
     fd, tmp = tempfile.mkstemp(dir=out_dir, suffix=".h")
@@ -180,7 +194,7 @@ def _compile(header, out_dir, elf, mcu, f_cpu, baud, b):
     os.replace(tmp, hpath)
     tmp_elf = "%s.%d.tmp" % (elf, os.getpid())
     try:
-        _, sizes = avrsim.avr_build([SOURCE], mcu, tmp_elf, defines=["BAUD=%dUL" % baud],
+        _, sizes = avrsim.avr_build([source], mcu, tmp_elf, defines=["BAUD=%dUL" % baud],
                                     f_cpu=f_cpu, extra_flags=list(WARN) + ["-include", hpath])
     except avrsim.SimError as e:
         over = re.search(r"region `text' overflowed by (\d+) bytes", str(e))

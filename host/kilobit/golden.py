@@ -107,6 +107,8 @@ def parse_step(text, dims):
                 raise ValueError
         elif parts[0] == "Q":
             op, y, codes = "Q", None, [int(c) for c in parts[1:]]
+        elif parts[0] == "P":  # a predictor's input (kilobit.runtimes.predictors)
+            op, y, codes = "P", None, [int(c) for c in parts[1:]]
         else:
             raise ValueError
     except (ValueError, IndexError):
@@ -221,6 +223,11 @@ def compare(doc, runtime_name, results):
 
 
 def replay_doc(doc, runtime):
+    if doc.get("model") == "assoc":  # its own step format (label 0..255, int8 values)
+        from . import assoc
+        p = doc["params"]
+        steps = [assoc.parse_step(t, p["P"] * p["d"], p["bits"]) for t in doc["steps"]]
+        return runtime.replay(bytes.fromhex(doc["model_file"]), steps)
     dims = doc["params"]["dims"]
     steps = [parse_step(t, dims) for t in doc["steps"]]
     return runtime.replay(bytes.fromhex(doc["model_file"]), steps)
@@ -262,3 +269,94 @@ def make_set(directory, log=print):
 
 # model name -> function(**params) -> golden document; each model registers its maker here
 MAKERS = {"rkp": make}
+
+
+# ---- ckp (docs/contract.md section 6): the same steps and fields as rkp ----
+
+# Every code path of the CKP contract: precision lowered again and again (and not at all when the
+# input precision caps it), random replacement, the budget at B_max (1 and 13 support vectors),
+# an empty power table (only w(0)), a full 32-entry one, ||w||^2 saturating high and starting
+# negative (it never adds), a host-trained snapshot continuing, 1 to 21 attributes, 1 to 8 bits.
+# The first is the ATtiny2313 build's model: Banana, 70 bytes (L = 560), 6 bits, A = 0.1.
+CKP_GOLDEN_SET = [
+    dict(model="ckp", bits=6, dims=2, L=560, width=100, steps=500, seed=21),
+    dict(model="ckp", bits=3, dims=2, L=40, width=500, steps=200, seed=22),
+    dict(model="ckp", bits=1, dims=1, L=2, width=1000, steps=60, seed=23),
+    dict(model="ckp", bits=8, dims=16, L=800, width=1000, steps=150, seed=24),
+    dict(model="ckp", bits=4, dims=9, L=450, width=100, steps=250, seed=25),
+    dict(model="ckp", bits=8, dims=21, L=1050, width=1000, steps=120, seed=26),
+    dict(model="ckp", bits=2, dims=3, L=120, width=1, steps=150, seed=27),
+    dict(model="ckp", bits=8, dims=2, L=300, width=65535, steps=200, seed=28),
+    dict(model="ckp", bits=5, dims=3, L=300, width=250, steps=200, seed=29, norm=(1 << 30) - 600),
+    dict(model="ckp", bits=7, dims=4, L=200, width=300, steps=150, seed=30, norm=-5000),
+    dict(model="ckp", bits=6, dims=2, L=560, width=100, steps=300, seed=31, pretrain=1500),
+    dict(model="ckp", bits=4, dims=2, L=30, width=2000, steps=150, seed=32),
+]
+GOLDEN_SET += CKP_GOLDEN_SET
+
+
+def make_ckp(bits, dims, L, width, steps, seed, C=255, norm=None, pretrain=0):
+    """The golden document of a CKP model (kilobit.ckp.CKPInt). `norm` starts ||w||^2 * C at a
+    chosen value (a snapshot may hold any); `pretrain` random learning steps first, so the file
+    is a host-trained model that continues on the runtime."""
+    from .ckp import CKPInt
+
+    model = CKPInt(bits, dims, L, width, C, seed=seed)
+    for op, y, codes in make_steps(bits, dims, pretrain, seed + 1000):
+        if op == "L":
+            model.learn(codes, y)
+    if norm is not None:
+        model.norm = norm
+    model_file = model.to_bytes()
+    seq = make_steps(bits, dims, steps, seed)
+    out = rt.get("host").replay(model_file, seq)
+    expect, mem = [], model.memory()
+    for s, pred, mistake, count, m in out:
+        if m is not None:
+            mem = m
+        expect.append([int(s), pred, mistake, count, zlib.crc32(mem) & 0xFFFFFFFF])
+    params = dict(bits=bits, dims=dims, L=L, width=width, C=C, seed=seed, steps=steps)
+    if norm is not None:
+        params["norm"] = norm
+    if pretrain:
+        params["pretrain"] = pretrain
+    return {
+        "format": FORMAT, "version": VERSION, "model": "ckp", "params": params,
+        "model_file": model_file.hex(),
+        "steps": [step_text(s) for s in seq],
+        "expect": expect,
+        "final_memory": mem.hex(),
+    }
+
+
+MAKERS["ckp"] = make_ckp
+
+
+# ---- bonsai (docs/contract.md section 8): "P x0 .. xD-1" steps, per-step fields ----
+def _make_bonsai(**p):
+    from .bonsai import make_golden
+    return make_golden(**p)
+
+
+def _bonsai_set():
+    from .bonsai import GOLDEN_SET as BONSAI_GOLDEN_SET
+    return BONSAI_GOLDEN_SET
+
+
+MAKERS["bonsai"] = _make_bonsai
+GOLDEN_SET += _bonsai_set()
+
+
+# ---- assoc (docs/contract.md section 9): its maker and files live in kilobit.assoc ----
+def _make_assoc(**p):
+    from .assoc import make_golden
+    return make_golden(**p)
+
+
+def _assoc_set():
+    from .assoc import GOLDEN_SET as ASSOC_GOLDEN_SET
+    return ASSOC_GOLDEN_SET
+
+
+MAKERS["assoc"] = _make_assoc
+GOLDEN_SET += _assoc_set()

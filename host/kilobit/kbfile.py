@@ -10,6 +10,9 @@ from .errors import ModelFileError
 MAGIC = b"KBIT"
 VERSION = 1
 MODEL_TYPES = {"rkp": 1}
+MODEL_TYPES["bonsai"] = 3  # docs/contract.md section 8
+MODEL_TYPES["ckp"] = 2  # docs/contract.md section 6
+MODEL_TYPES["assoc"] = 5  # docs/contract.md section 9
 MODEL_NAMES = {v: k for k, v in MODEL_TYPES.items()}
 _HEAD = struct.Struct("<4sBBHI")
 

@@ -12,11 +12,11 @@ import numpy as np
 
 from . import kbfile
 from .errors import ModelFileError
+from .kernel import TABLE_MAX, power_table_scaled, ring_score, weight, weights  # noqa: F401
 from .quant import quantize
 from .rng import Rng, seed_state
 
 KERNELS = ("laplace", "rbf")
-TABLE_MAX = 32
 DEFAULT_C = 255
 _PARAMS = struct.Struct("<BBHHbBHHB")  # kernel bits dims budget width C rng count ntab
 
@@ -49,54 +49,7 @@ def kernel_scale(kernel, bits, width):
 
 def power_table(kernel, bits, width, C=DEFAULT_C):
     """P[j] = round(C * g^(2^j)) until the first zero (contract 3.2). Computed once, on the host."""
-    inv_width = 2.0 ** -kernel_scale(kernel, bits, width)
-    table = []
-    for j in range(TABLE_MAX):
-        p = int(math.floor(C * math.exp(-(2.0 ** j) * inv_width) + 0.5))
-        if p == 0:
-            break
-        table.append(p)
-    return table
-
-
-def weight(k, table, C):
-    """w(k) by the log method with rounded division (contract 3.2). Scalar form."""
-    if k == 0:
-        return C
-    j = k.bit_length() - 1
-    if j >= len(table):
-        return 0
-    w = table[j]
-    half = C >> 1
-    for b in range(j - 1, -1, -1):
-        if (k >> b) & 1:
-            w = (w * table[b] + half) // C
-            if w == 0:
-                return 0
-    return w
-
-
-def weights(k, table, C):
-    """Vectorised w(k) over an integer array; identical to `weight` element by element."""
-    k = np.asarray(k, dtype=np.int64)
-    w = np.where(k == 0, C, 0).astype(np.int64)
-    started = np.zeros(k.shape, dtype=bool)
-    alive = k != 0
-    half = C >> 1
-    top = int(k.max()).bit_length() if k.size else 0
-    for b in range(top - 1, -1, -1):
-        bit = ((k >> b) & 1).astype(bool) & alive
-        first = bit & ~started
-        if b >= len(table):
-            alive &= ~first  # highest bit beyond the table: weight 0
-            started |= first
-            continue
-        p = table[b]
-        w = np.where(first, p, w)
-        more = bit & started
-        w = np.where(more, (w * p + half) // C, w)
-        started |= first
-    return np.where(alive | (k == 0), w, 0)
+    return power_table_scaled(2.0 ** kernel_scale(kernel, bits, width), C)
 
 
 def distances(kernel, S, u):
@@ -190,16 +143,8 @@ class RKPInt(_Core):
         n = self.count
         if n == 0:
             return 0
-        d = distances(self.kernel, self.codes[:n], u)
-        labels = self.labels[:n]
-        base = d.min()
-        while True:
-            ring = d >= base
-            s = int((labels[ring] * self._weights(d[ring] - base)).sum())
-            farther = d[d > base]
-            if s or not farther.size:
-                return s
-            base = farther.min()
+        return ring_score(distances(self.kernel, self.codes[:n], u), self.labels[:n],
+                          self._weights)
 
     # --- model file (contract 4) ---
     def to_bytes(self, scaler=None):

@@ -15,6 +15,8 @@ ALL = {
     "c-host": "kilobit.runtimes.c_host:CHostRuntime",
     "attiny2313-sim": "kilobit.runtimes.avr_sim:Attiny2313SimRuntime",
     "uno-sim": "kilobit.runtimes.avr_sim:UnoSimRuntime",
+    "virtual-board": "kilobit.runtimes.board:VirtualBoardRuntime",
+    "uno-sim-uart": "kilobit.runtimes.board:UnoSimUartRuntime",
 }
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -47,6 +49,9 @@ class Runtime:
 
 
 def get(name):
+    if "@" in name:  # BOARD@PORT: a real board (kilobit.runtimes.board)
+        from .board import on_port
+        return on_port(name)
     if name not in ALL:
         raise KilobitError("unknown runtime %r (known: %s)" % (name, ", ".join(ALL)))
     mod, cls = ALL[name].split(":")

@@ -12,7 +12,8 @@ RuntimeFailure("does not fit attiny2313: ...").
 """
 from .. import avrsim, firmware, protocol
 from ..errors import KilobitError
-from ..rkp import RKPInt
+from ..rkp import RKPInt  # noqa: F401 (part of this module's namespace for callers)
+from .host import load as host_load
 from . import Runtime, RuntimeFailure
 
 
@@ -44,9 +45,14 @@ def check_info(reply, m, board):
     if reply.code != "I":
         raise RuntimeFailure("%s: expected an info reply, got %r" % (board, reply))
     info = reply.info()
-    want = dict(version=protocol.VERSION, model_type=1,
-                kernel=("laplace", "rbf").index(m.kernel), bits=m.bits, dims=m.dims,
-                budget=m.budget, width=m.width, C=m.C, ntab=len(m.table), table=list(m.table))
+    if getattr(m, "model", "rkp") == "ckp":  # ckp_stream.c: budget is L, the width in the tables
+        want = dict(version=protocol.VERSION, model_type=2, kernel=1, bits=m.bits, dims=m.dims,
+                    budget=m.L, width=0, C=m.C, ntab=len(m.table), table=list(m.table))
+    else:
+        want = dict(version=protocol.VERSION, model_type=1,
+                    kernel=("laplace", "rbf").index(m.kernel), bits=m.bits, dims=m.dims,
+                    budget=m.budget, width=m.width, C=m.C, ntab=len(m.table),
+                    table=list(m.table))
     for k, v in want.items():
         if info[k] != v:
             raise RuntimeFailure("%s: info says %s = %r, model file %r" % (board, k, info[k], v))
@@ -76,8 +82,14 @@ class AvrSimRuntime(Runtime):
         return avrsim.missing()
 
     def replay(self, model, steps):
+        from . import predictors
+        if predictors.handles(model):  # a host-trained predictor (by the header's type)
+            return predictors.replay(self, model, steps)
+        from . import assoc_rt
+        if assoc_rt.handles(model):  # an assoc learner (by the header's type)
+            return assoc_rt.replay(self, model, steps)
         try:
-            m, _ = RKPInt.from_bytes(model)
+            m, _ = host_load(model)  # rkp or ckp, by the header's type
         except KilobitError as e:
             raise RuntimeFailure(str(e)) from None
         frames = [protocol.info_frame()] + step_frames(steps)

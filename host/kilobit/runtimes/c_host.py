@@ -68,6 +68,12 @@ class CHostRuntime(Runtime):
         return "%s not found" % " and ".join(absent) if absent else None
 
     def replay(self, model, steps):
+        from . import predictors
+        if predictors.handles(model):  # a host-trained predictor (by the header's type)
+            return predictors.replay(self, model, steps)
+        from . import assoc_rt
+        if assoc_rt.handles(model):  # an assoc learner (by the header's type)
+            return assoc_rt.replay(self, model, steps)
         exe = os.path.join(build(), self.program)
         fd, path = tempfile.mkstemp(suffix=".kb", prefix="kilobit-")
         try:

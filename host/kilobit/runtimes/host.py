@@ -1,15 +1,34 @@
 """The host integer reference as a runtime: what every other runtime is compared with."""
+from .. import kbfile
+from ..ckp import CKPInt
 from ..errors import ModelFileError
 from ..rkp import RKPInt
 from . import Runtime, RuntimeFailure
+
+#: model name (kilobit.kbfile.MODEL_TYPES) -> integer reference with from_bytes/learn/score
+MODELS = {"rkp": RKPInt, "ckp": CKPInt}
+
+
+def load(model):
+    """(integer reference, scaler) of a model file, by the model type in its header."""
+    name, _ = kbfile.unpack(model)
+    if name not in MODELS:
+        raise ModelFileError("the host runtime does not replay %s models" % name)
+    return MODELS[name].from_bytes(model)
 
 
 class HostRuntime(Runtime):
     name = "host"
 
     def replay(self, model, steps):
+        from . import predictors
+        if predictors.handles(model):  # a host-trained predictor (by the header's type)
+            return predictors.replay(self, model, steps)
+        from . import assoc_rt
+        if assoc_rt.handles(model):  # an assoc learner (by the header's type)
+            return assoc_rt.replay(self, model, steps)
         try:
-            m, _ = RKPInt.from_bytes(model)
+            m, _ = load(model)
         except ModelFileError as e:
             raise RuntimeFailure(str(e)) from None
         out = []

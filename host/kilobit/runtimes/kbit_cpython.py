@@ -13,11 +13,19 @@ class KbitCPythonRuntime(Runtime):
         return None
 
     def replay(self, model, steps):
-        from kbit.kbfile import ModelFileError
+        from . import predictors
+        if predictors.handles(model):  # a host-trained predictor (by the header's type)
+            return predictors.replay(self, model, steps)
+        from . import assoc_rt
+        if assoc_rt.handles(model):  # an assoc learner (by the header's type)
+            return assoc_rt.replay(self, model, steps)
+        from kbit.ckp import CKP
+        from kbit.kbfile import TYPE_CKP, ModelFileError
         from kbit.rkp import RKP
 
+        cls = CKP if len(model) > 5 and model[5] == TYPE_CKP else RKP  # the header's type
         try:
-            m = RKP.load(bytes(model))
+            m = cls.load(bytes(model))
         except ModelFileError as e:
             raise RuntimeFailure("ModelFileError: %s" % e) from None
         u = bytearray(m.dims)

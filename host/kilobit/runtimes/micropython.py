@@ -1,7 +1,7 @@
 """device/kbit on real MicroPython: the 1.27 WebAssembly build under node (tools/mpwasm).
 
 One node process per replay: tools/mpwasm/run.mjs copies device/kbit (as .py, or as .mpy built
-by mpy-cross when `mpy=True`) into the MicroPython filesystem and runs tools/mpwasm/replay_rkp.py,
+by mpy-cross when `mpy=True`) into the MicroPython filesystem and runs tools/mpwasm/replay.py,
 which runs every step under micropython.heap_lock().
 """
 import os
@@ -13,7 +13,7 @@ from . import REPO, Runtime, RuntimeFailure
 
 MPWASM = os.path.join(REPO, "tools", "mpwasm")
 RUNNER = os.path.join(MPWASM, "run.mjs")
-REPLAY = os.path.join(MPWASM, "replay_rkp.py")
+REPLAY = os.path.join(MPWASM, "replay.py")
 NPM_PACKAGE = "@micropython/micropython-webassembly-pyscript"
 MP_MODULE = os.path.join(MPWASM, "node_modules", *NPM_PACKAGE.split("/"), "micropython.mjs")
 
@@ -93,6 +93,12 @@ class MicroPythonRuntime(Runtime):
         return miss
 
     def replay(self, model, steps):
+        from . import predictors
+        if predictors.handles(model):  # a host-trained predictor (by the header's type)
+            return predictors.replay(self, model, steps)
+        from . import assoc_rt
+        if assoc_rt.handles(model):  # an assoc learner (by the header's type)
+            return assoc_rt.replay(self, model, steps)
         miss = self.missing()
         if miss:
             raise RuntimeFailure("%s: missing %s" % (self.name, miss))
@@ -117,7 +123,7 @@ class MicroPythonRuntime(Runtime):
 
 
 def parse(stdout, mem, nsteps, name="kbit-micropython"):
-    """Rows of replay_rkp.py's stdout + the memory file -> Runtime.replay's tuples."""
+    """Rows of replay.py's stdout + the memory file -> Runtime.replay's tuples."""
     rows = []
     for line in stdout.splitlines():
         f = line.split()

@@ -1,6 +1,9 @@
-# Replay a golden sequence on kbit.rkp under MicroPython (run by tools/mpwasm/run.mjs):
+# Replay a golden sequence on kbit under MicroPython (run by tools/mpwasm/run.mjs):
 #
-#   replay_rkp.py MODEL STEPS MEMOUT
+#   replay.py MODEL STEPS MEMOUT
+#
+# The model's type (byte 5 of the file) picks the learner: kbit.rkp.RKP or kbit.ckp.CKP; both
+# have the same learn / score / predict / count / memory / mistake.
 #
 # STEPS holds one step a line: "L y c0 .. cM-1" (learn) or "Q c0 .. cM-1" (score only).
 # Each line is parsed first; then the step runs under micropython.heap_lock(), so a replay also
@@ -11,11 +14,14 @@ import sys
 
 import micropython
 
+from kbit.ckp import CKP
 from kbit.rkp import RKP
 
 model_path, steps_path, mem_path = sys.argv[1:4]
 
-# the lock must really lock, or the replay would prove nothing
+# the lock must really lock, or the replay would prove nothing (the global exists before the
+# lock: adding a name to the module's dict under the lock may need to grow it)
+locked = False
 micropython.heap_lock()
 try:
     bytearray(1)
@@ -27,7 +33,10 @@ if not locked:
     raise SystemExit("micropython.heap_lock() does not stop allocations")
 
 with open(model_path, "rb") as f:
-    m = RKP.load(f)
+    head = f.read(6)
+Model = CKP if len(head) == 6 and head[5] == 2 else RKP
+with open(model_path, "rb") as f:
+    m = Model.load(f)
 u = bytearray(m.dims)
 M = m.dims
 lock = micropython.heap_lock

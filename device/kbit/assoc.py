@@ -1,0 +1,366 @@
+"""Binary associative memory, class-incremental, integer only (docs/contract.md, section 9).
+
+    from kbit.assoc import Assoc
+    m = Assoc(0, 8, 1, 16, 10, 8)      # I-I, 8 bits, P=1 subvector of d=16, 10 classes, k~=8
+    u = array("b", bytes(16))          # int8 values -2^(B-1) .. 2^(B-1)-1, filled in place
+    m.learn(u, 7)                      # label 0..255; returns the label predicted before
+    m.predict(u)                       # label of the winning class (-1: no class yet);
+    m.count                            # ... and its count (subvectors connected to it)
+
+Buffers, all allocated once at construction for the capacity `cap` classes of k~ anchors:
+`labels`/`na` (bytearray(cap): the label and anchor count of each class slot), `anchors`
+(array("b"), S = cap*k~ rows of T = P*d int8 values) and `conn` (bytearray, the connection
+bits). A new label takes the next class slot; its first k~ examples become its anchors.
+`predict` and `learn` allocate nothing (every intermediate is a small int below 2^30) and lock
+the heap themselves where the port has micropython.heap_lock; argument checks run before the
+lock so that their errors stay readable.
+"""
+try:
+    from micropython import const
+except ImportError:  # CPython
+
+    def const(x):
+        return x
+
+
+try:
+    from micropython import heap_lock as _lock, heap_unlock as _unlock
+except ImportError:  # CPython, CircuitPython
+
+    def _lock():
+        pass
+
+    _unlock = _lock
+
+from array import array
+
+from . import kbfile
+from .rng import scale, step
+
+II = const(0)
+NI = const(1)
+NO = const(2)
+NO_CLASS = const(-1)
+_SMALL = const(0x3FFFFFFF)
+_PARAMS = const(10)  # approach bits P d cap kt R nc rng(u16)
+_CHUNK = const(64)
+
+
+def conn_bytes(P, d, cap, kt, R):
+    return (P * cap * kt * cap * R + 7) >> 3
+
+
+def check(approach, bits, P, d, cap, kt, R, nc, state):
+    """None when the parameters are inside the contract, else what is wrong (a str)."""
+    if not 0 <= approach <= 2:
+        return "approach %d not in 0..2" % approach
+    if not 1 <= bits <= 8:
+        return "bits %d not in 1..8" % bits
+    for name, v in (("P", P), ("d", d), ("capacity", cap), ("k~", kt), ("R", R)):
+        if not 1 <= v <= 255:
+            return "%s %d not in 1..255" % (name, v)
+    top = (1 << bits) - 1
+    if P * d > _SMALL // (top * top):
+        return "distance sum T*(2^B-1)^2 exceeds 2^30-1"
+    if P * cap * kt * cap > _SMALL // R:
+        return "connection matrix exceeds 2^30-1 bits"
+    if nc > cap:
+        return "nc %d above capacity %d" % (nc, cap)
+    if not 1 <= state <= 0xFFFF:
+        return "rng state %d not in 1..65535" % state
+    return None
+
+
+class Assoc:
+    """A binary associative memory learner (product random sampling, R output neurons per
+    class). approach: 0 I-I, 1 N-I, 2 N-O (anchors fixed: they come from the host's file)."""
+
+    def __init__(self, approach, bits, P, d, cap, kt, R=1, state=1, nc=0):
+        err = check(approach, bits, P, d, cap, kt, R, nc, state)
+        if err:
+            raise ValueError("bad parameters: " + err)
+        self.approach = approach
+        self.bits = bits
+        self.P = P
+        self.d = d
+        self.cap = cap
+        self.kt = kt
+        self.R = R
+        self.T = P * d
+        self.S = cap * kt
+        self.state = state  # generator state (kbit.rng)
+        self.nc = nc  # class slots in use
+        self.count = 0  # count of the last prediction
+        self.labels = bytearray(cap)
+        self.na = bytearray(cap)
+        self.anchors = array("b", bytes(self.S * self.T))
+        self.conn = bytearray(conn_bytes(P, d, cap, kt, R))
+        self._k = array("H", bytes(2 * P))  # nearest anchor row per subspace
+        self._dist = array("i", bytes(4 * P))  # its squared distance
+
+    # --- the model file (contract 4 and 9) ---
+    @classmethod
+    def load(cls, src):
+        """A model from a .kb file (bytes-like, or a stream with readinto()). Raises
+        kbfile.ModelFileError, with the host's messages, for anything the host refuses."""
+        r = kbfile.Reader(src)
+        err = None
+        m = None
+        if r.type != kbfile.TYPE_ASSOC:
+            err = "bad parameters: not an assoc model (type %d)" % r.type
+        elif r.left < _PARAMS:
+            err = "truncated assoc parameters"
+        else:
+            p = r.read(_PARAMS)
+            state = p[8] | p[9] << 8
+            err = check(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], state)
+            if err:
+                err = "bad assoc parameters: " + err
+            else:
+                nmem = 2 * p[4] + p[4] * p[5] * p[2] * p[3] + conn_bytes(*p[2:7])
+                if r.left < nmem + 1:
+                    err = "truncated assoc payload"
+                else:
+                    m = cls(p[0], p[1], p[2], p[3], p[4], p[5], p[6], state, p[7])
+                    r.readinto(m.labels)
+                    r.readinto(m.na)
+                    chunk = bytearray(_CHUNK)
+                    a = m.anchors
+                    i = 0
+                    n = len(a)
+                    while i < n:
+                        k = min(_CHUNK, n - i)
+                        r.readinto(chunk, k)
+                        for j in range(k):
+                            v = chunk[j]
+                            a[i + j] = v - 256 if v > 127 else v
+                        i += k
+                    r.readinto(m.conn)
+                    err = m.check_state()
+                    if err:
+                        err = "bad assoc memory: " + err
+                    r.readinto(p, 1)  # has_scaler; the scaler (host use) is skipped
+                    if not err:
+                        if p[0] == 1:
+                            if r.left != 8 * m.T:
+                                err = "truncated or padded assoc scaler"
+                        elif p[0] != 0 or r.left:
+                            err = "bad assoc trailer"
+        r.finish()
+        if err:
+            raise kbfile.ModelFileError(err)
+        return m
+
+    def check_state(self):
+        """None when the memory is one a learner can reach (the host's checks), else why."""
+        nc = self.nc
+        kt = self.kt
+        for c in range(nc):
+            for e in range(c):
+                if self.labels[e] == self.labels[c]:
+                    return "a label appears twice"
+        for c in range(nc, self.cap):
+            if self.labels[c]:
+                return "label of an unused class slot is not 0"
+        if self.approach == NO:
+            for c in range(self.cap):
+                if self.na[c]:
+                    return "N-O keeps no per-class anchor counts"
+        else:
+            for c in range(self.cap):
+                if (c < nc and not 1 <= self.na[c] <= kt) or (c >= nc and self.na[c]):
+                    return "anchor counts not in 1..k~ for used class slots, 0 for the others"
+            T = self.T
+            for s in range(self.S):
+                if s % kt >= self.na[s // kt]:
+                    for j in range(s * T, s * T + T):
+                        if self.anchors[j]:
+                            return "an unused anchor row is not 0"
+        CR = self.cap * self.R
+        live_cols = nc * self.R
+        conn = self.conn
+        bit = 0
+        for p in range(self.P):
+            for s in range(self.S):
+                live = self.approach == NO or s % kt < self.na[s // kt]
+                for col in range(CR):
+                    if (conn[bit >> 3] >> (bit & 7)) & 1 and (not live or col >= live_cols):
+                        return "a connection of an unused anchor or class is set"
+                    bit += 1
+        if bit & 7 and conn[bit >> 3] >> (bit & 7):
+            return "padding bits are not 0"
+        return None
+
+    def save(self, stream):
+        """Write this learner as a .kb file (no scaler: the device never had one)."""
+        p = bytearray(_PARAMS)
+        p[0] = self.approach
+        p[1] = self.bits
+        p[2] = self.P
+        p[3] = self.d
+        p[4] = self.cap
+        p[5] = self.kt
+        p[6] = self.R
+        p[7] = self.nc
+        p[8] = self.state & 0xFF
+        p[9] = self.state >> 8
+        a = bytearray(len(self.anchors))
+        for i in range(len(a)):
+            a[i] = self.anchors[i] & 0xFF
+        kbfile.write(stream, kbfile.TYPE_ASSOC, (p, self.labels, self.na, a, self.conn,
+                                                 b"\x00"))
+
+    def stored(self):
+        """Anchors stored (per subspace): S for N-O, else the sum of the class counts."""
+        if self.approach == NO:
+            return self.S
+        n = 0
+        for c in range(self.nc):
+            n += self.na[c]
+        return n
+
+    # --- contract 9.2: nearest anchors ---
+    def _nearest(self, u, c0, c1):
+        """Per subspace, the nearest anchor row among the class slots c0 .. c1-1 (all rows for
+        N-O) and its squared distance, into self._k / self._dist. Rows are visited in
+        ascending order and only a strictly nearer row replaces the best: the lowest row wins
+        a tie. A row is given up as soon as its partial sum reaches the best."""
+        A = self.anchors
+        T = self.T
+        d = self.d
+        kt = self.kt
+        na = self.na
+        K = self._k
+        D = self._dist
+        fixed = self.approach == NO
+        if fixed:
+            c0 = 0
+            c1 = 1
+        for p in range(self.P):
+            o = p * d
+            best = _SMALL
+            bk = 0
+            for c in range(c0, c1):
+                if fixed:
+                    s = 0
+                    s1 = self.S
+                else:
+                    s = c * kt
+                    s1 = s + na[c]
+                while s < s1:
+                    i = s * T + o
+                    dist = 0
+                    for j in range(o, o + d):
+                        t = A[i] - u[j]
+                        dist += t * t
+                        if dist >= best:
+                            break
+                        i += 1
+                    else:
+                        best = dist
+                        bk = s
+                    s += 1
+            K[p] = bk
+            D[p] = best
+
+    # --- contract 9.3: scores and prediction ---
+    def _predict(self, u):
+        nc = self.nc
+        if nc == 0:
+            self.count = 0
+            return NO_CLASS
+        self._nearest(u, 0, nc)
+        K = self._k
+        D = self._dist
+        conn = self.conn
+        R = self.R
+        CR = self.cap * R
+        S = self.S
+        best_n = -1
+        best_s = 0
+        best_c = 0
+        for c in range(nc):
+            for col in range(c * R, c * R + R):
+                n = 0
+                s = 0
+                for p in range(self.P):
+                    b = (p * S + K[p]) * CR + col
+                    if (conn[b >> 3] >> (b & 7)) & 1:
+                        n += 1
+                        s += D[p]
+                if n > best_n or (n == best_n and s < best_s):
+                    best_n = n
+                    best_s = s
+                    best_c = c
+        self.count = best_n
+        return self.labels[best_c]
+
+    def predict(self, u):
+        """Label of the winning class (-1 when no class is known); its count in self.count.
+        u: T int8 values (an array("b") or any indexable of ints)."""
+        if len(u) != self.T:
+            raise ValueError("expected %d values" % self.T)
+        _lock()
+        try:
+            return self._predict(u)
+        finally:
+            _unlock()
+
+    def slot(self, y):
+        """Class slot of label y, or -1."""
+        for c in range(self.nc):
+            if self.labels[c] == y:
+                return c
+        return -1
+
+    # --- contract 9.4: learning step ---
+    def learn(self, u, y):
+        """Learn (u, y), y a label 0..255. Returns the label predicted before learning (its
+        count in self.count). A new label takes the next class slot; ValueError when all
+        `cap` slots are taken (nothing changes)."""
+        if len(u) != self.T or not 0 <= y <= 255:
+            raise ValueError("expected %d values and a label 0..255" % self.T)
+        if self.slot(y) < 0 and self.nc == self.cap:
+            raise ValueError("class capacity %d is full: cannot learn label %d" % (self.cap, y))
+        _lock()
+        try:
+            return self._learn(u, y)
+        finally:
+            _unlock()
+
+    def _learn(self, u, y):
+        pred = self._predict(u)
+        c = self.slot(y)
+        if c < 0:
+            c = self.nc
+            self.labels[c] = y
+            self.nc = c + 1
+        if self.approach != NO and self.na[c] < self.kt:
+            T = self.T
+            i = (c * self.kt + self.na[c]) * T
+            A = self.anchors
+            for j in range(T):
+                A[i + j] = u[j]
+            self.na[c] += 1
+        if self.approach == II:
+            self._nearest(u, c, c + 1)
+        else:
+            self._nearest(u, 0, self.nc)
+        col = c * self.R
+        if self.R > 1:
+            x = step(self.state)
+            self.state = x
+            col += scale(x, self.R)
+        K = self._k
+        conn = self.conn
+        CR = self.cap * self.R
+        S = self.S
+        for p in range(self.P):
+            b = (p * S + K[p]) * CR + col
+            conn[b >> 3] |= 1 << (b & 7)
+        return pred
+
+
+def load(src):
+    """Assoc.load(src)."""
+    return Assoc.load(src)

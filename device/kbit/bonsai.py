@@ -1,0 +1,245 @@
+"""Bonsai, integer only (docs/contract.md, section 8).
+
+    from kbit.bonsai import Bonsai
+    with open("digits.kb", "rb") as f:
+        m = Bonsai.load(f)
+    for j in range(m.dims):            # features as they arrive: index, B-bit code
+        m.update(j, code[j])           # indices increase within one input; skip zeros freely
+    y = m.predict()                    # class (binary: 1 if score > 0); then ready for the next
+    m.P, m.leaf, m.scores              # the projected vector, the leaf reached, the scores
+
+RAM does not grow with the input dimension: the projection keeps d accumulators (kbit.proj),
+prediction uses P (d), the dot products of one node (1 + 2L) and the scores (L). The weights stay
+in the model's payload buffer. `update` and `predict` allocate nothing and lock the heap while
+they run (where the port has micropython.heap_lock).
+"""
+try:
+    from micropython import const
+except ImportError:  # CPython
+
+    def const(x):
+        return x
+
+
+try:
+    from micropython import heap_lock as _lock, heap_unlock as _unlock
+except ImportError:  # CPython, CircuitPython
+
+    def _lock():
+        pass
+
+    _unlock = _lock
+
+from array import array
+
+from . import kbfile, smat
+from .proj import ACT_MAX, SHIFT_MAX, SMALL, Proj, rshift_round, sat
+
+_HEAD = const(8)  # wbits in_bits dims(u16) proj depth classes tanh_bits
+DEPTH_MAX = const(6)
+PROJ_MAX = const(64)
+TANH_BITS_MAX = const(14)
+
+
+def check(wbits, in_bits, dims, proj, depth, classes, tanh_bits):
+    """None when the parameters are inside the contract's ranges, else what is wrong."""
+    if wbits != 8 and wbits != 16:
+        return "wbits %d not 8 or 16" % wbits
+    if not 1 <= in_bits <= 8:
+        return "in_bits %d not in 1..8" % in_bits
+    if not 1 <= dims <= 0xFFFF:
+        return "dims %d not in 1..65535" % dims
+    if not 1 <= proj <= PROJ_MAX:
+        return "proj %d not in 1..%d" % (proj, PROJ_MAX)
+    if not 0 <= depth <= DEPTH_MAX:
+        return "depth %d not in 0..%d" % (depth, DEPTH_MAX)
+    if not 1 <= classes <= 255:
+        return "classes %d not in 1..255" % classes
+    if not 1 <= tanh_bits <= TANH_BITS_MAX:
+        return "tanh_bits %d not in 1..%d" % (tanh_bits, TANH_BITS_MAX)
+    return None
+
+
+class Bonsai:
+    def __init__(self, payload):
+        """A model from its payload (bytes-like, kept: the weights are read from it).
+        ValueError when the payload is outside the contract."""
+        buf = payload
+        if len(buf) < _HEAD:
+            raise ValueError("truncated bonsai payload")
+        self.wbits = buf[0]
+        self.in_bits = buf[1]
+        self.dims = buf[2] | buf[3] << 8
+        self.d = buf[4]
+        self.depth = buf[5]
+        self.classes = buf[6]
+        self.tanh_bits = buf[7]
+        err = check(self.wbits, self.in_bits, self.dims, self.d, self.depth, self.classes,
+                    self.tanh_bits)
+        if err:
+            raise ValueError(err)
+        self.buf = buf
+        d = self.d
+        self.proj = Proj(buf, _HEAD, self.dims, d, self.in_bits, self.wbits)
+        off = self.proj.end
+        N = (1 << (self.depth + 1)) - 1
+        self.N = N
+        self.ni = (1 << self.depth) - 1
+        L = 1 if self.classes <= 2 else self.classes
+        self.L = L
+        if off + 3 + 2 * N > len(buf):
+            raise ValueError("truncated tree")
+        self.tenc = buf[off]
+        tlen = buf[off + 1] | buf[off + 2] << 8
+        self.offs = off + 3  # u16 offsets[N]
+        self.t0 = self.offs + 2 * N
+        self.tend = self.t0 + tlen
+        self.wsh = self.tend
+        self.vsh = self.tend + N
+        self.end = self.tend + 2 * N  # the host-only trailer follows
+        if self.end > len(buf):
+            raise ValueError("truncated tree")
+        self.P = array("i", [0] * d)
+        self.dots = array("i", [0] * (1 + 2 * L))
+        self.scores = array("i", [0] * L)
+        self.leaf = 0
+        prev = 0
+        for k in range(N):
+            a = self._off(k)
+            b = self._off(k + 1)
+            if (k == 0 and a != 0) or b < a:
+                raise ValueError("bad node offsets")
+            if buf[self.wsh + k] > SHIFT_MAX or buf[self.vsh + k] > SHIFT_MAX:
+                raise ValueError("node shift outside 0..30")
+            rows = (1 if k < self.ni else 0) + 2 * L
+            for r in range(rows):
+                self.dots[r] = 0
+            err = smat.check(buf, self.t0 + a, self.t0 + b, rows, d, self.wbits >> 3,
+                             self.tenc, self.dots, False, SMALL // ACT_MAX)
+            if err:
+                raise ValueError(err)
+            prev = b
+        if prev > tlen:
+            raise ValueError("bad node offsets")
+
+    def _off(self, k):
+        """Start of node k's block in the tree data (k == N: its end)."""
+        if k == self.N:
+            return self.tend - self.t0
+        i = self.offs + 2 * k
+        return self.buf[i] | self.buf[i + 1] << 8
+
+    @classmethod
+    def load(cls, src):
+        """A model from a .kb file (bytes-like or a stream with readinto()). Raises
+        kbfile.ModelFileError. Only the part the device uses is kept: the host-only scaler of
+        the trailer is skipped as it is read."""
+        r = kbfile.Reader(src)
+        err = None
+        m = None
+        try:
+            m = cls._read(r)
+        except kbfile.ModelFileError:
+            raise
+        except ValueError as e:
+            err = "bad bonsai model: %s" % e
+        r.finish()  # a corrupt file is called corrupt before its contents are judged
+        if err:
+            raise kbfile.ModelFileError(err)
+        return m
+
+    @classmethod
+    def _read(cls, r):
+        if r.type != kbfile.TYPE_BONSAI:
+            raise ValueError("not a bonsai model (type %d)" % r.type)
+        # the payload's length up to the trailer is learnt piece by piece
+        if r.left < _HEAD + 3:
+            raise ValueError("truncated bonsai payload")
+        head = r.read(_HEAD + 3)
+        d = head[4]
+        N = (1 << (head[5] + 1)) - 1 if head[5] <= DEPTH_MAX else 1
+        n1 = _HEAD + 3 + (head[_HEAD + 1] | head[_HEAD + 2] << 8) + 3 * d + 3
+        if n1 - len(head) > r.left:
+            raise ValueError("truncated bonsai payload")
+        part = bytearray(n1)
+        part[:len(head)] = head
+        r.readinto(memoryview(part)[len(head):], n1 - len(head))
+        n2 = n1 + 2 * N + (part[n1 - 2] | part[n1 - 1] << 8) + 2 * N
+        if n2 - n1 + 1 > r.left:
+            raise ValueError("truncated bonsai payload")
+        buf = bytearray(n2)
+        buf[:n1] = part
+        part = None
+        r.readinto(memoryview(buf)[n1:], n2 - n1)
+        m = cls(buf)
+        flag = r.read(1)[0]
+        if flag == 1:
+            if r.left != 8 * m.dims:
+                raise ValueError("truncated or padded bonsai scaler")
+        elif flag != 0 or r.left:
+            raise ValueError("bad bonsai trailer")
+        return m  # the scaler (host use) is left to finish(), which skips it
+
+    def update(self, j, c):
+        """Feature j has code c (0 .. 2^in_bits - 1); j increases within one input."""
+        self.proj.update(j, c)
+
+    def reset(self):
+        """Drop the input in progress."""
+        self.proj.reset()
+
+    def predict(self):
+        """The class of the input streamed since the last predict (binary: 1 if the score is
+        > 0, else 0; multi-class: the first highest score). Sets P, leaf and scores."""
+        _lock()
+        try:
+            return self._predict()
+        finally:
+            _unlock()
+
+    def _predict(self):
+        P = self.P
+        self.proj.finish(P)
+        buf = self.buf
+        dots = self.dots
+        S = self.scores
+        L = self.L
+        eT = self.tanh_bits
+        one = 1 << eT
+        wb = self.wbits >> 3
+        for l in range(L):
+            S[l] = 0
+        k = 0
+        while True:
+            internal = k < self.ni
+            rows = 2 * L + (1 if internal else 0)
+            smat.row_dots(buf, self.t0 + self._off(k), self.t0 + self._off(k + 1), self.d, wb,
+                          self.tenc, P, dots, rows)
+            ws = buf[self.wsh + k]
+            vs = buf[self.vsh + k]
+            r = 1 if internal else 0
+            for l in range(L):
+                w = sat(rshift_round(dots[r], ws))
+                t = rshift_round(dots[r + 1], vs)
+                if t > one:
+                    t = one
+                elif t < -one:
+                    t = -one
+                S[l] += rshift_round(w * t, eT)
+                r += 2
+            if not internal:
+                break
+            k = 2 * k + 1 if dots[0] > 0 else 2 * k + 2
+        self.leaf = k
+        if L == 1:
+            return 1 if S[0] > 0 else 0
+        best = 0
+        for l in range(1, L):
+            if S[l] > S[best]:
+                best = l
+        return best
+
+
+def load(src):
+    """Bonsai.load(src)."""
+    return Bonsai.load(src)

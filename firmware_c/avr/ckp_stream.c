@@ -1,0 +1,177 @@
+/*
+ * ckp_stream.c - the Compressed Kernel Perceptron (kb_ckp.h) as an online learner on an AVR,
+ * over the UART, with the frames of the RKP firmware (docs/uart-protocol.md; the line, frames
+ * and CRC-8 are firmware_c/avr/kb_uart.h's):
+ *
+ *     learn  label + M codes   -> flags (prediction before learning, mistake), count, score
+ *     query  M codes           -> flags, count, score
+ *     dump   [] or [1]         -> generator state, count, memory (ceil(L/8) bytes)
+ *     info                     -> version, type 2, kernel 1 (rbf), P, M, L, width 0, C, J,
+ *                                 score bytes, memory bytes, power table
+ *     stop                     -> an acknowledgement, then cli(); sleep_cpu()
+ *
+ * A frame that is not exactly right (checksum, length, a code >= 2^P, a label other than 0/1,
+ * an unknown op) gets an error reply and changes nothing.
+ *
+ * The parameters, the power table and the loss table (in flash) and the initial state
+ * (generator, count, norm, memory: a model trained on the host continues here) come from a
+ * header the host generates from a model file (kilobit.ckp_fw.header), passed with -include.
+ *
+ * RAM: the bit budget's memory, the model state (generator 2, count, norm 4, schedule), one
+ * frame (label + M codes), M bytes of scratch for a replaced support vector, and the stack.
+ * Cycle markers on GPIOR1 bracket the compute only: 1 before and 2 after a learning step, 3
+ * before and 4 after a query.
+ */
+#include <avr/interrupt.h>
+#include <avr/io.h>
+#include <avr/pgmspace.h>
+#include <avr/sleep.h>
+#include <stdint.h>
+
+#ifndef KB_CKP_CONST
+#error "build with -include of a model header (kilobit.ckp_fw.header)"
+#endif
+#ifndef KB_TABLE_PROGMEM
+#define KB_TABLE_PROGMEM
+#endif
+#if KB_CKP_CONST_DIMS > 254
+#error "the UART firmware takes at most 254 codes per frame"
+#endif
+
+#include "../kb_ckp.h"
+#include "kb_uart.h"
+
+#define KB_OP_LEARN 'L'
+#define KB_OP_QUERY 'Q'
+#define KB_OP_DUMP 'D'
+#define KB_OP_INFO 'I'
+#define KB_OP_STOP 'S'
+#define KB_DIMS KB_CKP_CONST_DIMS
+
+#define MARK(v) (GPIOR1 = (uint8_t)(v))
+#define KB_DIRTY GPIOR2 /* 1: the memory changed since the last dump */
+#define KB_BARRIER() __asm__ __volatile__("" ::: "memory")
+
+/* The parameters as the info frame reports them (the RKP layout: budget is L in bits, the
+ * width is in the tables), followed by the power table. */
+static const uint8_t kb_info[] PROGMEM = {
+    KB_PROTO_VERSION,
+    2, /* model type: ckp, as in the model file */
+    1, /* kernel: rbf */
+    KB_CKP_CONST_BITS,
+    (uint8_t)(KB_CKP_CONST_DIMS & 0xFF), (uint8_t)(KB_CKP_CONST_DIMS >> 8),
+    (uint8_t)(KB_CKP_CONST_L & 0xFF), (uint8_t)(KB_CKP_CONST_L >> 8),
+    0,
+    KB_CKP_CONST_C,
+    KB_CKP_CONST_NTAB,
+    (uint8_t)sizeof(kb_ckp_score_t),
+    (uint8_t)(KB_CKP_CONST_MEM_BYTES & 0xFF), (uint8_t)(KB_CKP_CONST_MEM_BYTES >> 8),
+};
+
+static kb_ckp_t model = {KB_FW_RNG, KB_FW_COUNT, KB_FW_NORM, KB_FW_B, KB_FW_N1};
+static uint8_t frame[1 + KB_DIMS]; /* the label (learn), then the codes */
+
+/* flags (bit 0: prediction s > 0, bit 1: mistake), count, score (little-endian, signed). */
+static void reply_step(uint8_t op, kb_ckp_score_t s, uint8_t flags)
+{
+    uint8_t i;
+    kb_reply_begin(op, (uint16_t)(3u + sizeof s));
+    kb_tx_crc((uint8_t)(flags | (s > 0)));
+    kb_tx16((uint16_t)model.count);
+    for (i = 0; i < sizeof s; i++) {
+        kb_tx_crc((uint8_t)s);
+        s = (kb_ckp_score_t)(s >> 8); /* arithmetic shift of a negative score: the bytes */
+    }
+    kb_reply_end();
+}
+
+int main(void)
+{
+    kb_uart_init();
+    KB_DIRTY = 1;
+    for (;;) {
+        uint8_t op, ok, err = 0;
+        uint16_t need;
+        const uint16_t len = kb_read_frame(&op, frame, (uint16_t)sizeof frame, &ok);
+        const uint8_t learn = (uint8_t)(op == KB_OP_LEARN);
+        uint8_t *u = frame + learn;
+
+        switch (op) {
+        case KB_OP_LEARN: need = KB_DIMS + 1u; break;
+        case KB_OP_QUERY: need = KB_DIMS; break;
+        case KB_OP_DUMP: need = len > 1u ? 0u : len; break;
+        case KB_OP_INFO:
+        case KB_OP_STOP: need = 0; break;
+        default: need = len; err = KB_ERR_FRAME_OP; break;
+        }
+        if (!ok)
+            err = KB_ERR_FRAME_CRC;
+        else if (err == 0 && len != need)
+            err = KB_ERR_FRAME_LEN;
+        else if (err == 0 && learn && frame[0] > 1u)
+            err = KB_ERR_FRAME_LABEL;
+        else if (err == 0 && (learn || op == KB_OP_QUERY)) {
+            uint8_t j;
+            for (j = 0; j < KB_DIMS; j++)
+                if ((u[j] >> KB_CKP_CONST_BITS) != 0)
+                    err = KB_ERR_FRAME_CODE;
+        }
+        if (err != 0) {
+            kb_reply_error(err, op);
+            continue;
+        }
+
+        if (learn) {
+            kb_ckp_score_t s;
+            uint8_t mistake;
+            MARK(1);
+            KB_BARRIER();
+            s = kb_ckp_learn(&model, u, frame[0], &mistake);
+            KB_BARRIER();
+            MARK(2);
+            if (mistake)
+                KB_DIRTY = 1;
+            reply_step(op, s, (uint8_t)(mistake << 1));
+        } else if (op == KB_OP_QUERY) {
+            kb_ckp_score_t s;
+            MARK(3);
+            KB_BARRIER();
+            s = kb_ckp_score(&model, u);
+            KB_BARRIER();
+            MARK(4);
+            reply_step(op, s, 0);
+        } else if (op == KB_OP_DUMP) {
+            /* payload byte 1: "only if changed" */
+            const uint16_t n = (uint16_t)((len != 0 && frame[0] != 0 && KB_DIRTY == 0)
+                                              ? 0u : KB_CKP_CONST_MEM_BYTES);
+            uint16_t i;
+            kb_reply_begin(op, (uint16_t)(4u + n));
+            kb_tx16(model.rng);
+            kb_tx16((uint16_t)model.count);
+            for (i = 0; i < n; i++)
+                kb_tx_crc(kb_ckp_mem[i]);
+            kb_reply_end();
+            KB_DIRTY = 0;
+        } else if (op == KB_OP_INFO) {
+            uint8_t j;
+            kb_reply_begin(op, (uint16_t)(sizeof kb_info + KB_CKP_CONST_NTAB));
+            for (j = 0; j < sizeof kb_info; j++)
+                kb_tx_crc(pgm_read_byte(&kb_info[j]));
+#if KB_CKP_CONST_NTAB > 0
+            for (j = 0; j < KB_CKP_CONST_NTAB; j++)
+                kb_tx_crc(KB_TABLE_READ(kb_ckp_table, j));
+#endif
+            kb_reply_end();
+        } else { /* KB_OP_STOP */
+            kb_reply_begin(op, 0);
+            kb_reply_end();
+            while (!(K_UCSRA & (1 << K_UDRE)))
+                ;
+            cli();
+            sleep_enable();
+            sleep_cpu();
+            for (;;)
+                ;
+        }
+    }
+}

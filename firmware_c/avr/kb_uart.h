@@ -1,0 +1,166 @@
+/*
+ * kb_uart.h - the UART side of kilobit's frame protocol on an AVR (docs/uart-protocol.md), for
+ * the streaming firmwares: line set-up, blocking byte I/O, the CRC-8 of every frame, replies.
+ *
+ *     request  A5 | op | len (u16 LE) | payload[len] | crc8(op, len, payload)
+ *     reply    5A | code | len (u16 LE) | payload[len] | crc8(code, len, payload)
+ *
+ * CRC-8 is polynomial 0x07, initial value 0, no reflection (CRC-8/SMBUS): kilobit.protocol.crc8
+ * on the host. The running CRC lives in the general-purpose I/O register GPIOR0 (no RAM).
+ * Include once per firmware, after <avr/io.h>, with F_CPU (and optionally BAUD) defined.
+ */
+#ifndef KB_UART_H
+#define KB_UART_H
+
+#include <avr/io.h>
+#include <stdint.h>
+
+#ifndef F_CPU
+#error "F_CPU must be defined"
+#endif
+#ifndef BAUD
+#define BAUD 250000UL /* exact with U2X at 4 MHz (UBRR 1) and 16 MHz (UBRR 7) */
+#endif
+#include <util/setbaud.h>
+
+#if defined(UCSR0A) /* ATmega328P */
+#define K_UDR UDR0
+#define K_UCSRA UCSR0A
+#define K_UCSRB UCSR0B
+#define K_UCSRC UCSR0C
+#define K_UBRRH UBRR0H
+#define K_UBRRL UBRR0L
+#define K_RXC RXC0
+#define K_UDRE UDRE0
+#define K_U2X U2X0
+#define K_RXEN RXEN0
+#define K_TXEN TXEN0
+#define K_UCSZ0 UCSZ00
+#define K_UCSZ1 UCSZ01
+#else /* ATtiny2313 / ATtiny4313 */
+#define K_UDR UDR
+#define K_UCSRA UCSRA
+#define K_UCSRB UCSRB
+#define K_UCSRC UCSRC
+#define K_UBRRH UBRRH
+#define K_UBRRL UBRRL
+#define K_RXC RXC
+#define K_UDRE UDRE
+#define K_U2X U2X
+#define K_RXEN RXEN
+#define K_TXEN TXEN
+#define K_UCSZ0 UCSZ0
+#define K_UCSZ1 UCSZ1
+#endif
+
+#define KB_PROTO_VERSION 1
+#define KB_SYNC_REQ 0xA5
+#define KB_SYNC_REP 0x5A
+#define KB_REP_ERROR 'E'
+#define KB_ERR_FRAME_CRC 1
+#define KB_ERR_FRAME_LEN 2
+#define KB_ERR_FRAME_CODE 3
+#define KB_ERR_FRAME_LABEL 4
+#define KB_ERR_FRAME_OP 5
+
+#define KB_CRC GPIOR0 /* CRC-8 accumulator of the frame being read or written */
+
+static inline void kb_uart_init(void)
+{
+    K_UBRRH = UBRRH_VALUE;
+    K_UBRRL = UBRRL_VALUE;
+#if USE_2X
+    K_UCSRA = (uint8_t)(1 << K_U2X);
+#else
+    K_UCSRA = 0;
+#endif
+    K_UCSRC = (uint8_t)((1 << K_UCSZ1) | (1 << K_UCSZ0)); /* 8N1 */
+    K_UCSRB = (uint8_t)((1 << K_RXEN) | (1 << K_TXEN));
+}
+
+static void kb_crc_add(uint8_t b)
+{
+    uint8_t c = (uint8_t)(KB_CRC ^ b), i;
+    for (i = 8; i != 0; i--)
+        c = (c & 0x80u) ? (uint8_t)((uint8_t)(c << 1) ^ 0x07u) : (uint8_t)(c << 1);
+    KB_CRC = c;
+}
+
+static uint8_t kb_rx(void)
+{
+    while (!(K_UCSRA & (1 << K_RXC)))
+        ;
+    return K_UDR;
+}
+
+static uint8_t kb_rx_crc(void)
+{
+    const uint8_t b = kb_rx();
+    kb_crc_add(b);
+    return b;
+}
+
+static void kb_tx(uint8_t b)
+{
+    while (!(K_UCSRA & (1 << K_UDRE)))
+        ;
+    K_UDR = b;
+}
+
+static void kb_tx_crc(uint8_t b)
+{
+    kb_crc_add(b);
+    kb_tx(b);
+}
+
+static void kb_tx16(uint16_t v)
+{
+    kb_tx_crc((uint8_t)v);
+    kb_tx_crc((uint8_t)(v >> 8));
+}
+
+static void kb_reply_begin(uint8_t code, uint16_t len)
+{
+    kb_tx(KB_SYNC_REP);
+    KB_CRC = 0;
+    kb_tx_crc(code);
+    kb_tx16(len);
+}
+
+static void kb_reply_end(void)
+{
+    kb_tx(KB_CRC);
+}
+
+static void kb_reply_error(uint8_t err, uint8_t op)
+{
+    kb_reply_begin(KB_REP_ERROR, 2);
+    kb_tx_crc(err);
+    kb_tx_crc(op);
+    kb_reply_end();
+}
+
+/* Read one request frame: skip to the sync byte, read op and length, then every payload byte
+ * (checksummed; the first `cap` kept in buf) and the check byte. Returns the payload length;
+ * *ok is 1 when the CRC over op, length, payload and check byte is 0. Reading the whole frame
+ * whatever it holds keeps the stream in step after a bad frame. */
+static uint16_t kb_read_frame(uint8_t *op, uint8_t *buf, uint16_t cap, uint8_t *ok)
+{
+    uint16_t len, i;
+    while (kb_rx() != KB_SYNC_REQ)
+        ;
+    KB_CRC = 0;
+    *op = kb_rx_crc();
+    len = kb_rx_crc();
+    len = (uint16_t)(len | (uint16_t)kb_rx_crc() << 8);
+    for (i = 0; i < len; i++) {
+        const uint8_t b = kb_rx_crc();
+        if (i < cap)
+            buf[i] = b;
+    }
+    kb_crc_add(kb_rx());
+    *ok = (uint8_t)(KB_CRC == 0);
+    return len;
+}
+
+#endif /* KB_UART_H */

@@ -1,0 +1,133 @@
+/*
+ * kb_predict - run a host-trained predictor of the C runtime on the host, for comparison with
+ * the integer reference (kilobit.runtimes.c_host drives it; docs/contract.md, section 5).
+ *
+ *     kb_predict MODEL.kb < steps
+ *
+ * One step per line: "P x0 .. xD-1" (the D codes of one input, streamed feature by feature
+ * in index order; zeros are streamed too). Per step it prints the golden fields of the model,
+ * space-separated; for Bonsai: P[0..d-1], the leaf, the L scores, the prediction.
+ *
+ * Exit status: 0 ok; 1 output failed; 2 model refused (or unreadable, or bad usage);
+ * 3 malformed step line. Errors go to stderr as "error: <text>", a refused model's text being
+ * kb_strerror's. No malloc: the model file and the line live in static buffers.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kb_bonsai.h"
+#include "../kb_file.h"
+
+#define KB_PREDICT_MAX_FILE (1ul << 20)
+#define KB_PREDICT_MAX_LINE (1ul << 20)
+
+static uint8_t file_buf[KB_PREDICT_MAX_FILE + 1];
+static char line[KB_PREDICT_MAX_LINE];
+static kb_bonsai_t model;
+
+static void die(int status, const char *what, unsigned long step)
+{
+    fflush(stdout);
+    if (step)
+        fprintf(stderr, "error: step %lu: %s\n", step, what);
+    else
+        fprintf(stderr, "error: %s\n", what);
+    exit(status);
+}
+
+static int is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+static const char *skip_space(const char *s)
+{
+    while (is_space(*s))
+        s++;
+    return s;
+}
+
+static int parse_uint(const char **s, unsigned long max, unsigned long *value)
+{
+    const char *p = *s;
+    unsigned long v = 0;
+    if (*p < '0' || *p > '9')
+        return 0;
+    while (*p >= '0' && *p <= '9') {
+        v = v * 10u + (unsigned long)(*p - '0');
+        if (v > max)
+            return 0;
+        p++;
+    }
+    if (*p != '\0' && !is_space(*p))
+        return 0;
+    *s = p;
+    *value = v;
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    size_t len;
+    uint8_t type;
+    unsigned long step = 0;
+    kb_err_t err;
+    FILE *f;
+
+    if (argc != 2)
+        die(2, "usage: kb_predict MODEL.kb < steps", 0);
+    f = fopen(argv[1], "rb");
+    if (!f || (len = fread(file_buf, 1, sizeof file_buf, f), ferror(f))) {
+        static char msg[512];
+        sprintf(msg, "cannot read model file %.400s: %.80s", argv[1], strerror(errno));
+        die(2, msg, 0);
+    }
+    fclose(f);
+    if (len > KB_PREDICT_MAX_FILE) {
+        err = kb_file_head(file_buf, len, &type);
+        die(2, kb_strerror(err != KB_OK ? err : KB_ERR_LIMIT), 0);
+    }
+    err = kb_bonsai_load(&model, file_buf, len);
+    if (err != KB_OK)
+        die(2, kb_strerror(err), 0);
+
+    while (fgets(line, sizeof line, stdin)) {
+        const char *s = skip_space(line);
+        unsigned long v;
+        uint16_t j;
+        uint8_t pred, r, l;
+        if (*s == '\0')
+            continue;
+        step++;
+        if (!strchr(line, '\n') && !feof(stdin))
+            die(3, "line too long", step);
+        if (*s != 'P' || !is_space(s[1]))
+            die(3, "expected 'P codes..'", step);
+        s++;
+        for (j = 0; j < model.proj.dims; j++) {
+            s = skip_space(s);
+            if (*s == '\0')
+                die(3, "fewer codes than the model's dims", step);
+            if (!parse_uint(&s, model.proj.top, &v))
+                die(3, "code is not an integer in 0..2^in_bits-1", step);
+            if (kb_bonsai_update(&model, j, (uint8_t)v) != 0)
+                die(3, "update refused", step);
+        }
+        if (*skip_space(s) != '\0')
+            die(3, "more codes than the model's dims", step);
+        pred = kb_bonsai_predict(&model);
+        for (r = 0; r < model.proj.d; r++)
+            printf("%d ", model.P[r]);
+        printf("%d", model.leaf);
+        for (l = 0; l < model.L; l++)
+            printf(" %ld", (long)model.scores[l]);
+        printf(" %d\n", pred);
+    }
+    if (ferror(stdin))
+        die(3, "cannot read steps", 0);
+    if (fflush(stdout) != 0)
+        die(1, "cannot write results", 0);
+    return 0;
+}

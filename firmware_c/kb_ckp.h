@@ -1,0 +1,579 @@
+/*
+ * kb_ckp.h - Compressed Kernel Perceptron, integer only (docs/contract.md, section 6).
+ *
+ * Header-only, no malloc, no recursion, no floating point. The host integer reference
+ * kilobit.ckp.CKPInt is the specification; this code must agree with it bit for bit.
+ *
+ * The budget is L bits: the support vectors live in one bit-packed memory of ceil(L/8) bytes,
+ * each its label bit, then its M codes at its own precision (b + 1 bits for slots 0 .. n1-1, b
+ * for the rest: the schedule of 6.2, kept in the model as b and n1). On a mistake the learner
+ * adds the example, lowering the precision of every stored one in place, or replaces a random
+ * one, as the host-made loss table q against ||w||^2 * C (`norm`) decides (6.5).
+ *
+ * Two configurations, as kb_rkp.h:
+ *  - runtime parameters (default): kb_ckp_t carries the parameters and points at the tables and
+ *    the memory; kb_ckp_load fills it from a .kb file, in place.
+ *  - compile-time parameters (KB_CKP_CONST, for the ATtiny2313): define
+ *        KB_CKP_CONST_BITS  KB_CKP_CONST_DIMS  KB_CKP_CONST_L  KB_CKP_CONST_C
+ *        KB_CKP_CONST_NTAB  KB_CKP_CONST_TABLE_INIT  KB_CKP_CONST_QSTART  KB_CKP_CONST_NQ
+ *        KB_CKP_CONST_Q_INIT  (and optionally KB_CKP_CONST_MEM_INIT)
+ *    and the tables become flash arrays (KB_TABLE_PROGMEM), the memory a static array, the
+ *    types the narrowest the constants allow.
+ *
+ * Widths: an input code is at most 8 bits, a centre (2v+1) << (P-b) at most 9; a distance is
+ * below 2^30 (the loader's check); weights are 8-bit; a score or margin is at most
+ * B_max * C <= 32767 * 255 in magnitude (int32_t, or int16_t when B_max * C <= 32767); the
+ * norm is an int32_t kept in [-2^30, 2^30 - 1], so norm + delta, |delta| < 2^27, never wraps.
+ */
+#ifndef KB_CKP_H
+#define KB_CKP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kb_kernel.h"
+#include "kb_rng.h"
+
+#define KB_CKP_NORM_MAX 1073741823L
+#define KB_CKP_NORM_MIN (-1073741823L - 1L)
+#define KB_CKP_DIST_MAX 1073741823UL
+#define KB_CKP_PARAMS 17 /* bits dims L width C rng count norm ntab */
+
+#ifdef KB_CKP_CONST
+
+#if !defined(KB_CKP_CONST_BITS) || !defined(KB_CKP_CONST_DIMS) || !defined(KB_CKP_CONST_L) || \
+    !defined(KB_CKP_CONST_C) || !defined(KB_CKP_CONST_NTAB) ||                                 \
+    !defined(KB_CKP_CONST_TABLE_INIT) || !defined(KB_CKP_CONST_QSTART) ||                       \
+    !defined(KB_CKP_CONST_NQ) || !defined(KB_CKP_CONST_QSHIFT) || !defined(KB_CKP_CONST_Q_INIT)
+#error "KB_CKP_CONST needs KB_CKP_CONST_{BITS,DIMS,L,C,NTAB,TABLE_INIT,QSTART,NQ,QSHIFT,Q_INIT}"
+#endif
+#if KB_CKP_CONST_BITS < 1 || KB_CKP_CONST_BITS > 8
+#error "KB_CKP_CONST_BITS must be in 1..8"
+#endif
+#if KB_CKP_CONST_L < KB_CKP_CONST_DIMS + 1 || KB_CKP_CONST_L > 65535
+#error "KB_CKP_CONST_L must be in M+1..65535"
+#endif
+#define KB_CKP_CONST_TOP ((2L << KB_CKP_CONST_BITS) - 1L)
+#if KB_CKP_CONST_DIMS * KB_CKP_CONST_TOP * KB_CKP_CONST_TOP > 1073741823L
+#error "distance M*(2^(P+1)-1)^2 exceeds 30 bits"
+#endif
+#define KB_CKP_CONST_MAX_SVS (KB_CKP_CONST_L / (KB_CKP_CONST_DIMS + 1))
+#define KB_CKP_CONST_MEM_BYTES ((KB_CKP_CONST_L + 7) / 8)
+
+#if KB_CKP_CONST_DIMS * KB_CKP_CONST_TOP * KB_CKP_CONST_TOP <= 65535L
+typedef uint16_t kb_ckp_dist_t;
+#else
+typedef uint32_t kb_ckp_dist_t;
+#endif
+#if KB_CKP_CONST_MAX_SVS <= 255
+typedef uint8_t kb_ckp_count_t;
+#else
+typedef uint16_t kb_ckp_count_t;
+#endif
+#if KB_CKP_CONST_DIMS <= 255
+typedef uint8_t kb_ckp_dim_t;
+#else
+typedef uint16_t kb_ckp_dim_t;
+#endif
+#if KB_CKP_CONST_BITS <= 7
+typedef uint8_t kb_ckp_centre_t; /* (2v+1) << (P-b) <= 2^(P+1) - 1 */
+#else
+typedef uint16_t kb_ckp_centre_t;
+#endif
+#if KB_CKP_CONST_MAX_SVS * KB_CKP_CONST_C <= 32767L
+typedef int16_t kb_ckp_score_t;
+#else
+typedef int32_t kb_ckp_score_t;
+#endif
+typedef uint16_t kb_ckp_pos_t; /* bit positions: L <= 65535 */
+
+#define KB_CKP_BITS(m) ((uint8_t)KB_CKP_CONST_BITS)
+#define KB_CKP_DIMS(m) ((kb_ckp_dim_t)KB_CKP_CONST_DIMS)
+#define KB_CKP_L(m) ((uint16_t)KB_CKP_CONST_L)
+#define KB_CKP_C(m) ((uint8_t)KB_CKP_CONST_C)
+#define KB_CKP_NTAB(m) ((uint8_t)KB_CKP_CONST_NTAB)
+#define KB_CKP_TABLE(m) (kb_ckp_table)
+#define KB_CKP_QSTART(m) ((kb_ckp_count_t)KB_CKP_CONST_QSTART)
+#define KB_CKP_NQ(m) ((uint16_t)KB_CKP_CONST_NQ)
+#define KB_CKP_QSHIFT(m) ((uint8_t)KB_CKP_CONST_QSHIFT)
+#define KB_CKP_MEM(m) (kb_ckp_mem)
+#define KB_CKP_SCRATCH(m) (kb_ckp_scratch)
+#define KB_CKP_MAX_SVS(m) ((kb_ckp_count_t)KB_CKP_CONST_MAX_SVS)
+#define KB_CKP_MEM_BYTES(m) ((uint16_t)KB_CKP_CONST_MEM_BYTES)
+
+#else /* runtime parameters */
+
+typedef uint32_t kb_ckp_dist_t;
+typedef uint16_t kb_ckp_count_t;
+typedef uint16_t kb_ckp_dim_t;
+typedef uint16_t kb_ckp_centre_t;
+typedef int32_t kb_ckp_score_t;
+typedef uint32_t kb_ckp_pos_t;
+
+#define KB_CKP_BITS(m) ((m)->bits)
+#define KB_CKP_DIMS(m) ((m)->dims)
+#define KB_CKP_L(m) ((m)->L)
+#define KB_CKP_C(m) ((m)->C)
+#define KB_CKP_NTAB(m) ((m)->ntab)
+#define KB_CKP_TABLE(m) ((m)->table)
+#define KB_CKP_QSTART(m) ((m)->qstart)
+#define KB_CKP_NQ(m) ((m)->nq)
+#define KB_CKP_QSHIFT(m) ((m)->qshift)
+#define KB_CKP_MEM(m) ((m)->mem)
+#define KB_CKP_SCRATCH(m) ((m)->scratch)
+#define KB_CKP_MAX_SVS(m) ((kb_ckp_count_t)((m)->L / ((uint32_t)(m)->dims + 1u)))
+#define KB_CKP_MEM_BYTES(m) ((uint16_t)(((uint32_t)(m)->L + 7u) / 8u))
+
+#endif /* KB_CKP_CONST */
+
+typedef struct {
+    kb_rng_t rng;         /* advances only when a mistake replaces a support vector */
+    kb_ckp_count_t count; /* support vectors stored, B */
+    int32_t norm;         /* ||w||^2 * C, contract 6.5 */
+    uint8_t b;            /* the schedule of `count` (6.2): slots n1.. hold b bits, */
+    kb_ckp_count_t n1;    /* slots 0 .. n1-1 hold b + 1 */
+#ifndef KB_CKP_CONST
+    uint8_t bits;            /* P, 1..8 */
+    uint16_t dims;           /* M */
+    uint16_t L;              /* budget in bits */
+    uint16_t width;          /* A in thousandths; only the host needs it (it made the tables) */
+    uint8_t C;               /* weight scale */
+    uint8_t ntab;            /* J */
+    const uint8_t *table;    /* P[0..J-1] */
+    uint16_t qstart, nq;     /* the loss table covers B = qstart .. qstart + nq - 1 */
+    uint8_t qshift;          /* loss_q(B) = q[B - qstart] << qshift, in 1/C */
+    const uint8_t *q;        /* q[0..nq-1] */
+    uint8_t *mem;            /* ceil(L/8) bytes */
+    uint16_t *scratch;       /* 2M centres: the point being scored, a replaced vector */
+#endif
+} kb_ckp_t;
+
+#ifdef KB_CKP_CONST
+static const uint8_t kb_ckp_table[KB_CKP_CONST_NTAB > 0 ? KB_CKP_CONST_NTAB : 1] KB_FLASH =
+    KB_CKP_CONST_TABLE_INIT;
+static const uint8_t kb_ckp_q[KB_CKP_CONST_NQ > 0 ? KB_CKP_CONST_NQ : 1] KB_FLASH =
+    KB_CKP_CONST_Q_INIT;
+#define KB_CKP_Q(m, i) KB_TABLE_READ(kb_ckp_q, i)
+#ifdef KB_CKP_CONST_MEM_INIT
+static uint8_t kb_ckp_mem[KB_CKP_CONST_MEM_BYTES] = KB_CKP_CONST_MEM_INIT;
+#else
+static uint8_t kb_ckp_mem[KB_CKP_CONST_MEM_BYTES];
+#endif
+static kb_ckp_centre_t kb_ckp_scratch[2 * KB_CKP_CONST_DIMS];
+#else
+#define KB_CKP_Q(m, i) ((m)->q[i])
+#endif
+
+/* ---- products ---- */
+
+/* a * b for 16-bit factors, exact in 32 bits; shift-add over b's bits without a multiplier. */
+#ifdef KB_SOFT_MUL
+static __attribute__((noinline)) uint32_t kb_mul16(uint16_t a, uint16_t b)
+{
+    uint32_t x = a, p = 0;
+    for (; b != 0; b >>= 1, x <<= 1)
+        if (b & 1u)
+            p += x;
+    return p;
+}
+#else
+#define kb_mul16(a, b) ((uint32_t)(a) * (uint32_t)(b))
+#endif
+
+/* The square of a centre difference: up to 8 bits through kb_sq8, else a 16x16 product. */
+KB_ALWAYS_INLINE kb_ckp_dist_t kb_ckp_sq(kb_ckp_centre_t diff)
+{
+#if defined(KB_CKP_CONST) && KB_CKP_CONST_BITS <= 7
+    return (kb_ckp_dist_t)kb_sq8(diff);
+#else
+    return (kb_ckp_dist_t)kb_mul16(diff, diff);
+#endif
+}
+
+KB_LOG_WEIGHT_DEF(kb_ckp_log_weight, kb_ckp_dist_t)
+
+static uint8_t kb_ckp_weight(const kb_ckp_t *m, kb_ckp_dist_t k)
+{
+    (void)m;
+    return kb_ckp_log_weight(KB_CKP_TABLE(m), KB_CKP_NTAB(m), KB_CKP_C(m), k);
+}
+
+/* ---- the schedule and the memory (contract 6.2, 6.6) ---- */
+
+/* b and n1 of `count` support vectors (count >= 1): Lm = (L - B) / M bits per attribute,
+ * b = Lm / B, n1 = Lm - B*b, unless b >= P (then every slot holds P bits). */
+static void kb_ckp_schedule(kb_ckp_t *m)
+{
+    const uint16_t B = m->count;
+    const uint16_t Lm = (uint16_t)((uint16_t)(KB_CKP_L(m) - B) / KB_CKP_DIMS(m));
+    const uint16_t b = (uint16_t)(Lm / B);
+    if (b >= KB_CKP_BITS(m)) {
+        m->b = KB_CKP_BITS(m);
+        m->n1 = 0;
+    } else {
+        m->b = (uint8_t)b;
+        m->n1 = (kb_ckp_count_t)(Lm - (uint16_t)(B * b));
+    }
+}
+
+static __attribute__((noinline)) void kb_ckp_put(uint8_t *mem, kb_ckp_pos_t pos, uint8_t n,
+                                                 uint8_t v)
+{
+    kb_bits_put_at(mem + (pos >> 3), (uint8_t)(pos & 7u), n, v);
+}
+
+/* The next n bits of the stream (one copy of the reader: the ATtiny2313's flash is 2 KB). */
+static __attribute__((noinline)) uint8_t kb_ckp_get(kb_bitreader_t *r, uint8_t n)
+{
+    return kb_bitreader_get(r, n);
+}
+
+/* ---- distances and the sweep (contract 6.3, 6.4) ---- */
+
+/* What a sweep leaves: the least distance >= base (`first`, only lowered) and > base (`next`,
+ * left at base when there is none); for the captured slot, its centres (in the scratch's second
+ * half), label, precision, first bit and distance. */
+typedef struct {
+    kb_ckp_dist_t first, next, dR;
+    kb_ckp_pos_t posR;
+    uint8_t yR, bR;
+} kb_ckp_sweep_t;
+
+/* One pass over the support vectors for the point with centres x, over those at distance
+ * d >= base; with `weigh` it returns sum y_i w(d_i - base), else 0. Slot `capture` (count for
+ * none) is also copied out. One loop body for every pass (the nearest distance, a ring of the
+ * score, a margin, reading the slot a replacement evicts): the decoder exists once in flash. */
+static kb_ckp_score_t kb_ckp_sweep(const kb_ckp_t *m, const kb_ckp_centre_t *x,
+                                   kb_ckp_dist_t base, uint8_t weigh, kb_ckp_count_t capture,
+                                   kb_ckp_sweep_t *o)
+{
+    const uint8_t *mem = KB_CKP_MEM(m);
+    kb_ckp_centre_t *rc = KB_CKP_SCRATCH(m) + KB_CKP_DIMS(m);
+    kb_ckp_score_t s = 0;
+    kb_bitreader_t r;
+    kb_ckp_count_t i;
+    uint8_t b = (uint8_t)(m->b + 1u);
+    kb_bitreader_init(&r, mem);
+    for (i = 0; i < m->count; i++) {
+        uint8_t positive, sh;
+        kb_ckp_dist_t d = 0;
+        kb_ckp_dim_t j;
+        if (i == m->n1)
+            b = m->b;
+        sh = (uint8_t)(KB_CKP_BITS(m) - b);
+        if (i == capture) /* the bit the reader is at */
+            o->posR = (kb_ckp_pos_t)(((kb_ckp_pos_t)(r.next - mem) << 3) - r.have);
+        positive = kb_ckp_get(&r, 1);
+        for (j = 0; j < KB_CKP_DIMS(m); j++) {
+            const kb_ckp_centre_t c =
+                (kb_ckp_centre_t)((kb_ckp_centre_t)(2u * kb_ckp_get(&r, b) + 1u) << sh);
+            if (i == capture)
+                rc[j] = c;
+            d = (kb_ckp_dist_t)(d + kb_ckp_sq((kb_ckp_centre_t)(x[j] > c ? x[j] - c : c - x[j])));
+        }
+        if (i == capture) {
+            o->yR = positive;
+            o->bR = b;
+            o->dR = d;
+        }
+        if (d < base)
+            continue;
+        if (d < o->first)
+            o->first = d;
+        if (d > base && (o->next == base || d < o->next))
+            o->next = d;
+        if (weigh) {
+            const uint8_t w = kb_ckp_weight(m, (kb_ckp_dist_t)(d - base));
+            s = (kb_ckp_score_t)(positive ? s + w : s - w);
+        }
+    }
+    return s;
+}
+
+/* The nearest-ring score of contract 3.3 over the CKP distances (6.4), for the centres x. */
+static kb_ckp_score_t kb_ckp_score_centres(const kb_ckp_t *m, const kb_ckp_centre_t *x)
+{
+    kb_ckp_sweep_t o;
+    kb_ckp_score_t s;
+    if (m->count == 0)
+        return 0;
+    o.first = (kb_ckp_dist_t)~(kb_ckp_dist_t)0;
+    (void)kb_ckp_sweep(m, x, 0, 0, m->count, &o);
+    for (;;) {
+        const kb_ckp_dist_t base = o.first;
+        o.next = base;
+        s = kb_ckp_sweep(m, x, base, 1, m->count, &o);
+        if (s != 0 || o.next == base) /* a decision, or no ring beyond this one */
+            return s;
+        o.first = o.next;
+    }
+}
+
+/* The centres 2u+1 of input codes u (P bits), into the scratch's first half. */
+static kb_ckp_centre_t *kb_ckp_centres(const kb_ckp_t *m, const uint8_t *u)
+{
+    kb_ckp_centre_t *x = KB_CKP_SCRATCH(m);
+    kb_ckp_dim_t j;
+    (void)m;
+    for (j = 0; j < KB_CKP_DIMS(m); j++)
+        x[j] = (kb_ckp_centre_t)(2u * u[j] + 1u);
+    return x;
+}
+
+static inline kb_ckp_score_t kb_ckp_score(const kb_ckp_t *m, const uint8_t *u)
+{
+    return kb_ckp_score_centres(m, kb_ckp_centres(m, u));
+}
+
+static inline uint8_t kb_ckp_predict(const kb_ckp_t *m, const uint8_t *u)
+{
+    return (uint8_t)(kb_ckp_score(m, u) > 0);
+}
+
+/* ---- learning (contract 6.5) ---- */
+
+/* norm + delta, saturated to [-2^30, 2^30 - 1] (|norm| <= 2^30 and |delta| < 2^27: no wrap). */
+static void kb_ckp_norm_add(kb_ckp_t *m, int32_t delta)
+{
+    int32_t n = m->norm + delta;
+    if (n > KB_CKP_NORM_MAX)
+        n = KB_CKP_NORM_MAX;
+    else if (n < KB_CKP_NORM_MIN)
+        n = KB_CKP_NORM_MIN;
+    m->norm = n;
+}
+
+/* A mistake adds when B < B_max and B * (q << qshift) < norm: norm > 0 and
+ * B * q <= (norm - 1) >> qshift (q = 0 below qstart, none past the table; B * q < 2^23). */
+static uint8_t kb_ckp_adds(const kb_ckp_t *m)
+{
+    const kb_ckp_count_t B = m->count;
+    uint8_t q = 0;
+    if (B >= KB_CKP_MAX_SVS(m) || m->norm <= 0)
+        return 0;
+    if (B >= KB_CKP_QSTART(m)) {
+        const uint16_t i = (uint16_t)(B - KB_CKP_QSTART(m));
+        if (i + 1u > (uint16_t)KB_CKP_NQ(m)) /* i >= nq (no warning at nq = 0) */
+            return 0;
+        q = KB_CKP_Q(m, i);
+    }
+    return (uint8_t)(kb_mul16(B, q) <= (uint32_t)(m->norm - 1) >> KB_CKP_QSHIFT(m));
+}
+
+/* B -> B+1 support vectors: every slot rewritten at its new precision, in place, from the first
+ * (a slot never moves up nor gains bits, so nothing unread is overwritten); then the bits the
+ * old layout held past the new one are cleared. Returns the first bit of the new slot B. */
+static kb_ckp_pos_t kb_ckp_lower(kb_ckp_t *m)
+{
+    uint8_t *mem = KB_CKP_MEM(m);
+    const kb_ckp_count_t B = m->count, n1o = m->n1;
+    const uint8_t bo = m->b;
+    kb_ckp_pos_t src = 0, dst = 0, end;
+    kb_bitreader_t r;
+    kb_ckp_count_t i;
+    m->count = (kb_ckp_count_t)(B + 1u);
+    kb_ckp_schedule(m);
+    kb_bitreader_init(&r, mem);
+    for (i = 0; i < B; i++) {
+        const uint8_t so = (uint8_t)(i < n1o ? bo + 1u : bo);
+        const uint8_t sn = (uint8_t)(i < m->n1 ? m->b + 1u : m->b);
+        kb_ckp_dim_t j;
+        kb_ckp_put(mem, dst++, 1, kb_ckp_get(&r, 1));
+        src++;
+        for (j = 0; j < KB_CKP_DIMS(m); j++) {
+            kb_ckp_put(mem, dst, sn, (uint8_t)(kb_ckp_get(&r, so) >> (so - sn)));
+            src = (kb_ckp_pos_t)(src + so);
+            dst = (kb_ckp_pos_t)(dst + sn);
+        }
+    }
+    for (end = dst; end < src; end++)
+        kb_ckp_put(mem, end, 1, 0);
+    return dst;
+}
+
+/* One learning step (contract 6.5) for codes u (P bits each) and label y in {0, 1}. Returns
+ * the score before learning; *mistake (may be NULL) is set to 1 on a mistake. */
+static kb_ckp_score_t kb_ckp_learn(kb_ckp_t *m, const uint8_t *u, uint8_t y, uint8_t *mistake)
+{
+    kb_ckp_centre_t *x = kb_ckp_centres(m, u);
+    const kb_ckp_score_t s = kb_ckp_score_centres(m, x);
+    const uint8_t miss = (uint8_t)(y ? s <= 0 : s >= 0);
+    if (mistake)
+        *mistake = miss;
+    if (miss) {
+        const kb_ckp_count_t B = m->count;
+        const uint8_t C = KB_CKP_C(m);
+        kb_ckp_pos_t pos = 0;
+        uint8_t b, sh;
+        kb_ckp_dim_t j;
+        if (B == 0) {
+            m->count = 1;
+            kb_ckp_schedule(m);
+            m->norm = C;
+            b = m->b;
+        } else {
+            /* add or replace: decided before the margins, which only update the norm */
+            const uint8_t add = kb_ckp_adds(m);
+            const kb_ckp_count_t evict =
+                (kb_ckp_count_t)(add ? B : (kb_ckp_count_t)kb_rng_below(&m->rng, B));
+            kb_ckp_sweep_t o;
+            int32_t mg;
+            o.first = 0;
+            o.next = 0;
+            mg = kb_ckp_sweep(m, x, 0, 1, evict, &o);
+            if (!y)
+                mg = -mg;
+            if (add) {
+                pos = kb_ckp_lower(m);
+                b = m->b; /* slot B >= n1: the new slot holds b bits */
+                kb_ckp_norm_add(m, 2 * mg + C);
+            } else {
+                /* the evicted slot: its margin, from its centres (captured by the sweep) */
+                int32_t mR = kb_ckp_sweep(m, KB_CKP_SCRATCH(m) + KB_CKP_DIMS(m), 0, 1, B, &o);
+                const int32_t w = kb_ckp_weight(m, o.dR);
+                if (!o.yR)
+                    mR = -mR;
+                pos = o.posR;
+                b = o.bR;
+                kb_ckp_norm_add(m, 2 * (mg - mR - (y == o.yR ? w : -w)) + 2 * (int32_t)C);
+            }
+        }
+        /* label y, then the codes u >> (P - b) */
+        sh = (uint8_t)(KB_CKP_BITS(m) - b);
+        kb_ckp_put(KB_CKP_MEM(m), pos++, 1, y ? 1u : 0u);
+        for (j = 0; j < KB_CKP_DIMS(m); j++, pos = (kb_ckp_pos_t)(pos + b))
+            kb_ckp_put(KB_CKP_MEM(m), pos, b, (uint8_t)(u[j] >> sh));
+    }
+    return s;
+}
+
+/* ---- the model file (contract 4, 6.7) ---- */
+#ifdef KB_CKP_FILE
+#include "kb_file.h"
+
+/* kb_strerror, with the model named where the error is the model's. */
+static inline const char *kb_ckp_strerror(kb_err_t err)
+{
+    switch (err) {
+    case KB_ERR_PARAM: return "bad ckp parameters";
+    case KB_ERR_TABLE: return "bad ckp weight table";
+    case KB_ERR_TRAILER: return "bad ckp trailer";
+    default: return kb_strerror(err);
+    }
+}
+
+/* Load a CKP model file into *m (left untouched on error): the checks of
+ * kilobit.ckp.CKPInt.from_bytes in its order. Runtime parameters point into `data`, which must
+ * stay alive and writable, and use `scratch` (dims bytes); compile-time parameters must match
+ * the file's (KB_ERR_MISMATCH) and the memory is copied into kb_ckp_mem. */
+static inline kb_err_t kb_ckp_load(kb_ckp_t *m, uint8_t *data, size_t len, uint16_t *scratch)
+{
+    const uint8_t *p = data + KB_FILE_HEAD;
+    uint32_t plen, off, nmem, rest, top, maxsvs, k;
+    uint8_t type, bits, C, ntab;
+    uint16_t dims, L, width, rng, count, qstart, nq;
+    uint8_t qshift;
+    int32_t norm;
+    kb_ckp_t t;
+    kb_err_t err = kb_file_unpack(data, len, &type, &plen);
+
+    if (err != KB_OK)
+        return err;
+    if (type != KB_FILE_TYPE_CKP)
+        return KB_ERR_TYPE;
+    if (plen < KB_CKP_PARAMS)
+        return KB_ERR_TRUNCATED;
+    bits = p[0];
+    dims = kb_le16(p + 1);
+    L = kb_le16(p + 3);
+    width = kb_le16(p + 5);
+    C = p[7];
+    rng = kb_le16(p + 8);
+    count = kb_le16(p + 10);
+    norm = (int32_t)kb_le32(p + 12);
+    ntab = p[16];
+    if (bits < 1 || bits > 8 || dims < 1 || width < 1 || C < 1 || rng == 0)
+        return KB_ERR_PARAM;
+    top = (uint32_t)((2u << bits) - 1u);
+    if (dims > KB_CKP_DIST_MAX / (top * top) || L < (uint32_t)dims + 1u)
+        return KB_ERR_PARAM;
+    maxsvs = L / ((uint32_t)dims + 1u);
+    if (count > maxsvs || ntab > KB_TABLE_MAX || norm < KB_CKP_NORM_MIN || norm > KB_CKP_NORM_MAX)
+        return KB_ERR_PARAM;
+    off = KB_CKP_PARAMS + (uint32_t)ntab;
+    if (plen < off + 5u)
+        return KB_ERR_TRUNCATED;
+    qstart = kb_le16(p + off);
+    nq = kb_le16(p + off + 2);
+    qshift = p[off + 4];
+    if (qstart < 1 || (uint32_t)qstart + nq > (maxsvs > 1 ? maxsvs : 1u) || qshift > 22)
+        return KB_ERR_PARAM;
+    off += 5u;
+    nmem = ((uint32_t)L + 7u) / 8u;
+    if (plen - off < (uint32_t)nq + nmem + 1u)
+        return KB_ERR_TRUNCATED;
+    for (k = 0; k < ntab; k++)
+        if (p[KB_CKP_PARAMS + k] == 0 || p[KB_CKP_PARAMS + k] > C ||
+            (k > 0 && p[KB_CKP_PARAMS + k] > p[KB_CKP_PARAMS + k - 1]))
+            return KB_ERR_TABLE;
+    rest = plen - off - nq - nmem - 1u; /* bytes after the scaler flag */
+    if (p[off + nq + nmem] == 1) {
+        if (rest != 8u * dims) /* float32 lo[dims], hi[dims]: skipped, never read */
+            return KB_ERR_TRUNCATED;
+    } else if (p[off + nq + nmem] != 0 || rest != 0) {
+        return KB_ERR_TRAILER;
+    }
+#ifdef KB_CKP_CONST
+    (void)scratch;
+    if (bits != KB_CKP_BITS(m) || dims != KB_CKP_DIMS(m) || L != KB_CKP_L(m) ||
+        C != KB_CKP_C(m) || ntab != KB_CKP_NTAB(m) || qstart != KB_CKP_QSTART(m) ||
+        nq != KB_CKP_NQ(m) || qshift != KB_CKP_QSHIFT(m))
+        return KB_ERR_MISMATCH;
+    for (k = 0; k < ntab; k++)
+        if (p[KB_CKP_PARAMS + k] != KB_TABLE_READ(KB_CKP_TABLE(m), k))
+            return KB_ERR_MISMATCH;
+    for (k = 0; k < nq; k++)
+        if (p[off + k] != KB_CKP_Q(m, k))
+            return KB_ERR_MISMATCH;
+#else
+    t.bits = bits;
+    t.dims = dims;
+    t.L = L;
+    t.width = width;
+    t.C = C;
+    t.ntab = ntab;
+    t.table = p + KB_CKP_PARAMS;
+    t.qstart = qstart;
+    t.nq = nq;
+    t.qshift = qshift;
+    t.q = p + off;
+    t.mem = data + KB_FILE_HEAD + off + nq;
+    t.scratch = scratch;
+#endif
+    t.rng = rng;
+    t.count = (kb_ckp_count_t)count;
+    t.norm = norm;
+    t.b = 0;
+    t.n1 = 0;
+    {
+        /* every bit after the last support vector must be 0 (contract 6.6) */
+        const uint8_t *mem = p + off + nq;
+        uint32_t bit = 0;
+        if (count) { /* the end of the last slot: B (1 + M b) + M n1 */
+            kb_ckp_schedule(&t);
+            bit = (uint32_t)count * (1u + (uint32_t)dims * t.b) + (uint32_t)dims * t.n1;
+        }
+        for (; bit < 8u * nmem; bit++)
+            if ((mem[bit >> 3] >> (bit & 7u)) & 1u)
+                return KB_ERR_PARAM;
+#ifdef KB_CKP_CONST
+        for (k = 0; k < nmem; k++)
+            kb_ckp_mem[k] = mem[k];
+#endif
+    }
+    *m = t;
+    return KB_OK;
+}
+#endif /* KB_CKP_FILE */
+
+#endif /* KB_CKP_H */

