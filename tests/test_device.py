@@ -22,7 +22,7 @@ from kilobit.runtimes.micropython import (REPO, MicroPythonRuntime, missing_wasm
                                           run)
 
 KBIT = os.path.join(REPO, "device", "kbit")
-RUNTIME_FILES = ["__init__.py", "rng.py", "kbfile.py", "rkp.py"]
+RUNTIME_FILES = ["__init__.py", "compat.py", "rng.py", "kbfile.py", "rkp.py"]
 RUNTIME_FILES += ["smat.py", "proj.py", "bonsai.py"]  # issue 5
 RUNTIME_FILES += ["assoc.py"]  # issue 8
 RUNTIME_FILES += ["kernel.py", "ckp.py"]  # issue 4

@@ -15,22 +15,7 @@ bits). A new label takes the next class slot; its first k~ examples become its a
 the heap themselves where the port has micropython.heap_lock; argument checks run before the
 lock so that their errors stay readable.
 """
-try:
-    from micropython import const
-except ImportError:  # CPython
-
-    def const(x):
-        return x
-
-
-try:
-    from micropython import heap_lock as _lock, heap_unlock as _unlock
-except ImportError:  # CPython, CircuitPython
-
-    def _lock():
-        pass
-
-    _unlock = _lock
+from .compat import const, lock as _lock, unlock as _unlock
 
 from array import array
 

@@ -13,22 +13,7 @@ prediction uses P (d), the dot products of one node (1 + 2L) and the scores (L).
 in the model's payload buffer. `update` and `predict` allocate nothing and lock the heap while
 they run (where the port has micropython.heap_lock).
 """
-try:
-    from micropython import const
-except ImportError:  # CPython
-
-    def const(x):
-        return x
-
-
-try:
-    from micropython import heap_lock as _lock, heap_unlock as _unlock
-except ImportError:  # CPython, CircuitPython
-
-    def _lock():
-        pass
-
-    _unlock = _lock
+from .compat import const, lock as _lock, unlock as _unlock
 
 from array import array
 

@@ -18,22 +18,7 @@ for this L, M and A (6.5) against ||w||^2 * C, kept in `norm` with the weights o
 buffer they use, the centres of a replaced support vector, is made with the model. Like
 kbit.rkp they lock the heap themselves where the port has micropython.heap_lock.
 """
-try:
-    from micropython import const
-except ImportError:  # CPython
-
-    def const(x):
-        return x
-
-
-try:
-    from micropython import heap_lock as _lock, heap_unlock as _unlock
-except ImportError:  # CPython, CircuitPython
-
-    def _lock():
-        pass
-
-    _unlock = _lock
+from .compat import const, lock as _lock, unlock as _unlock
 
 from array import array
 

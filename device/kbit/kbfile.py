@@ -7,12 +7,7 @@ read straight into its own buffer: loading never holds the file twice) and check
 CRC-32 in `finish()`. The CRC is computed in two 16-bit halves, so MicroPython stays in small
 ints. Errors are `ModelFileError` (a ValueError) with a distinct message per cause.
 """
-try:
-    from micropython import const
-except ImportError:  # CPython
-
-    def const(x):
-        return x
+from .compat import const
 
 
 MAGIC = b"KBIT"

@@ -12,22 +12,7 @@ input (features not sent are 0); anything else raises ValueError and changes not
 `update` and `finish` allocate nothing and lock the heap while they run (where the port has
 micropython.heap_lock), as kbit.rkp does.
 """
-try:
-    from micropython import const
-except ImportError:  # CPython
-
-    def const(x):
-        return x
-
-
-try:
-    from micropython import heap_lock as _lock, heap_unlock as _unlock
-except ImportError:  # CPython, CircuitPython
-
-    def _lock():
-        pass
-
-    _unlock = _lock
+from .compat import const, lock as _lock, unlock as _unlock
 
 from array import array
 

@@ -21,22 +21,7 @@ last restart are then read again (about 1.5 passes in all when the order is rand
 is given up as soon as its partial distance shows that its weight is 0. Weights of the 32
 smallest offsets are precomputed (32 bytes); larger offsets use the log method on the table.
 """
-try:
-    from micropython import const
-except ImportError:  # CPython
-
-    def const(x):
-        return x
-
-
-try:
-    from micropython import heap_lock as _lock, heap_unlock as _unlock
-except ImportError:  # CPython, CircuitPython
-
-    def _lock():
-        pass
-
-    _unlock = _lock
+from .compat import const, lock as _lock, unlock as _unlock
 
 from array import array
 

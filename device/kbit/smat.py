@@ -10,12 +10,7 @@ payload buffer `buf` from byte `start` to `end`:
 
 Nothing here allocates after import: results go into caller-owned arrays.
 """
-try:
-    from micropython import const
-except ImportError:  # CPython
-
-    def const(x):
-        return x
+from .compat import const
 
 
 DENSE = const(0)
