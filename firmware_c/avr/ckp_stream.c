@@ -165,13 +165,7 @@ int main(void)
         } else { /* KB_OP_STOP */
             kb_reply_begin(op, 0);
             kb_reply_end();
-            while (!(K_UCSRA & (1 << K_UDRE)))
-                ;
-            cli();
-            sleep_enable();
-            sleep_cpu();
-            for (;;)
-                ;
+            kb_stop();
         }
     }
 }

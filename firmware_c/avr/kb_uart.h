@@ -12,7 +12,9 @@
 #ifndef KB_UART_H
 #define KB_UART_H
 
+#include <avr/interrupt.h>
 #include <avr/io.h>
+#include <avr/sleep.h>
 #include <stdint.h>
 
 #ifndef F_CPU
@@ -119,6 +121,14 @@ static void kb_tx16(uint16_t v)
     kb_tx_crc((uint8_t)(v >> 8));
 }
 
+/* static inline: a firmware that sends no 32-bit field (all but predict_stream.c) neither
+ * links it nor trips -Wunused-function. */
+static inline void kb_tx32(uint32_t v)
+{
+    kb_tx16((uint16_t)v);
+    kb_tx16((uint16_t)(v >> 16));
+}
+
 static void kb_reply_begin(uint8_t code, uint16_t len)
 {
     kb_tx(KB_SYNC_REP);
@@ -140,27 +150,59 @@ static void kb_reply_error(uint8_t err, uint8_t op)
     kb_reply_end();
 }
 
-/* Read one request frame: skip to the sync byte, read op and length, then every payload byte
- * (checksummed; the first `cap` kept in buf) and the check byte. Returns the payload length;
- * *ok is 1 when the CRC over op, length, payload and check byte is 0. Reading the whole frame
- * whatever it holds keeps the stream in step after a bad frame. */
-static uint16_t kb_read_frame(uint8_t *op, uint8_t *buf, uint16_t cap, uint8_t *ok)
+/* The head of a request frame: skip to the sync byte, start the CRC, read op and length.
+ * Returns the payload length; the caller reads that many bytes with kb_rx_crc, then calls
+ * kb_read_end. Split from kb_read_frame so a firmware that files the payload its own way
+ * (rkp_stream.c keeps a learn frame's label out of its code buffer: one byte of the
+ * ATtiny2313's 128) still shares the framing. */
+static inline uint16_t kb_read_head(uint8_t *op)
 {
-    uint16_t len, i;
+    uint16_t len;
     while (kb_rx() != KB_SYNC_REQ)
         ;
     KB_CRC = 0;
     *op = kb_rx_crc();
     len = kb_rx_crc();
-    len = (uint16_t)(len | (uint16_t)kb_rx_crc() << 8);
+    return (uint16_t)(len | (uint16_t)kb_rx_crc() << 8);
+}
+
+/* The check byte: the CRC over op, length, payload and check byte is 0 for a good frame.
+ * Returns 1 then, else 0. */
+static inline uint8_t kb_read_end(void)
+{
+    kb_crc_add(kb_rx());
+    return (uint8_t)(KB_CRC == 0);
+}
+
+/* Read one request frame: its head, every payload byte (checksummed; the first `cap` kept in
+ * buf) and the check byte. Returns the payload length; *ok is 1 when the CRC checks. Reading
+ * the whole frame whatever it holds keeps the stream in step after a bad frame. static inline
+ * so that a firmware using the split form above does not trip -Wunused-function. */
+static inline uint16_t kb_read_frame(uint8_t *op, uint8_t *buf, uint16_t cap, uint8_t *ok)
+{
+    const uint16_t len = kb_read_head(op);
+    uint16_t i;
     for (i = 0; i < len; i++) {
         const uint8_t b = kb_rx_crc();
         if (i < cap)
             buf[i] = b;
     }
-    kb_crc_add(kb_rx());
-    *ok = (uint8_t)(KB_CRC == 0);
+    *ok = kb_read_end();
     return len;
+}
+
+/* The end of a stop request, after its reply: wait until the last byte has left UDR (the
+ * simulator ends the run at the sleep, docs/uart-protocol.md), then sleep with interrupts off
+ * for good. */
+static inline void kb_stop(void)
+{
+    while (!(K_UCSRA & (1 << K_UDRE)))
+        ;
+    cli();
+    sleep_enable();
+    sleep_cpu();
+    for (;;)
+        ;
 }
 
 #endif /* KB_UART_H */

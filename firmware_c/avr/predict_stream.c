@@ -44,101 +44,19 @@ typedef kb_bonsai_t kb_fw_model_t;
 #endif
 #include "../kb_crc32.h"
 
-#ifndef F_CPU
-#error "F_CPU must be defined"
-#endif
-#ifndef BAUD
-#define BAUD 250000UL
-#endif
-#include <util/setbaud.h>
+#include "kb_uart.h" /* line, frames, CRC-8 and error replies (docs/uart-protocol.md) */
 
-#define K_UDR UDR0
-#define K_UCSRA UCSR0A
-#define K_UCSRB UCSR0B
-#define K_UCSRC UCSR0C
-#define K_UBRRH UBRR0H
-#define K_UBRRL UBRR0L
-
-#define KB_PROTO_VERSION 1
-#define KB_SYNC_REQ 0xA5
-#define KB_SYNC_REP 0x5A
 #define KB_OP_UPDATE 'U'
 #define KB_OP_PREDICT 'P'
 #define KB_OP_INFO 'I'
 #define KB_OP_STOP 'S'
-#define KB_REP_ERROR 'E'
-#define KB_ERR_FRAME_CRC 1
-#define KB_ERR_FRAME_LEN 2
-#define KB_ERR_FRAME_CODE 3
-#define KB_ERR_FRAME_OP 5
-#define KB_ERR_FRAME_INDEX 6
+#define KB_ERR_FRAME_INDEX 6 /* the predictor's own error: an update out of index order */
 
 #define MARK(v) (GPIOR1 = (uint8_t)(v))
-#define KB_CRC GPIOR0
 #define KB_BARRIER() __asm__ __volatile__("" ::: "memory")
 
 static kb_fw_model_t model;
-static uint8_t frame[KB_FW_CHUNK]; /* the codes of the update frame being read */
-
-static void crc_add(uint8_t b)
-{
-    uint8_t c = (uint8_t)(KB_CRC ^ b), i;
-    for (i = 8; i != 0; i--)
-        c = (c & 0x80u) ? (uint8_t)((uint8_t)(c << 1) ^ 0x07u) : (uint8_t)(c << 1);
-    KB_CRC = c;
-}
-
-static uint8_t rx(void)
-{
-    while (!(K_UCSRA & (1 << RXC0)))
-        ;
-    return K_UDR;
-}
-
-static uint8_t rx_crc(void)
-{
-    const uint8_t b = rx();
-    crc_add(b);
-    return b;
-}
-
-static void tx(uint8_t b)
-{
-    while (!(K_UCSRA & (1 << UDRE0)))
-        ;
-    K_UDR = b;
-}
-
-static void tx_crc(uint8_t b)
-{
-    crc_add(b);
-    tx(b);
-}
-
-static void tx16(uint16_t v)
-{
-    tx_crc((uint8_t)v);
-    tx_crc((uint8_t)(v >> 8));
-}
-
-static void tx32(uint32_t v)
-{
-    tx16((uint16_t)v);
-    tx16((uint16_t)(v >> 16));
-}
-
-static void reply_begin(uint8_t code, uint16_t len)
-{
-    tx(KB_SYNC_REP);
-    KB_CRC = 0;
-    tx_crc(code);
-    tx16(len);
-}
-
-static void reply_end(void)
-{
-    tx(KB_CRC);
-}
+static uint8_t frame[2 + KB_FW_CHUNK]; /* an update's start index u16, then its codes */
 
 /* CRC-32 (as zlib.crc32) of the model in flash, a byte at a time through RAM. */
 static uint32_t model_crc(void)
@@ -154,43 +72,21 @@ static uint32_t model_crc(void)
 
 int main(void)
 {
-    K_UBRRH = UBRRH_VALUE;
-    K_UBRRL = UBRRL_VALUE;
-#if USE_2X
-    K_UCSRA = (uint8_t)(1 << U2X0);
-#else
-    K_UCSRA = 0;
-#endif
-    K_UCSRC = (uint8_t)((1 << UCSZ01) | (1 << UCSZ00));
-    K_UCSRB = (uint8_t)((1 << RXEN0) | (1 << TXEN0));
+    kb_uart_init();
     if (KB_FW_INIT(&model) != KB_OK) {
         for (;;) /* a model the host checked cannot fail here; stay silent if it does */
             ;
     }
 
     for (;;) {
-        uint8_t op, err = 0, lo = 0, hi = 0;
-        uint16_t len, i, start = 0;
+        uint8_t op, ok, err = 0;
+        uint16_t i, start;
+        /* read to the end whatever it holds; only the first 2 + chunk bytes are kept */
+        const uint16_t len = kb_read_frame(&op, frame, (uint16_t)sizeof frame, &ok);
+        const uint8_t *codes = frame + 2;
+        start = (uint16_t)(frame[0] | (uint16_t)frame[1] << 8);
 
-        while (rx() != KB_SYNC_REQ)
-            ;
-        KB_CRC = 0;
-        op = rx_crc();
-        len = rx_crc();
-        len = (uint16_t)(len | (uint16_t)rx_crc() << 8);
-        for (i = 0; i < len; i++) { /* read to the end whatever it holds */
-            const uint8_t b = rx_crc();
-            if (i == 0)
-                lo = b;
-            else if (i == 1)
-                hi = b;
-            else if (i - 2u < KB_FW_CHUNK)
-                frame[i - 2u] = b;
-        }
-        crc_add(rx());
-        start = (uint16_t)(lo | (uint16_t)hi << 8);
-
-        if (KB_CRC != 0)
+        if (!ok)
             err = KB_ERR_FRAME_CRC;
         else if (op != KB_OP_UPDATE && op != KB_OP_PREDICT && op != KB_OP_INFO &&
                  op != KB_OP_STOP)
@@ -204,14 +100,11 @@ int main(void)
                 err = KB_ERR_FRAME_INDEX;
             else
                 for (i = 0; i < n; i++)
-                    if (frame[i] > KB_FW_TOP(&model))
+                    if (codes[i] > KB_FW_TOP(&model))
                         err = KB_ERR_FRAME_CODE;
         }
         if (err != 0) {
-            reply_begin(KB_REP_ERROR, 2);
-            tx_crc(err);
-            tx_crc(op);
-            reply_end();
+            kb_reply_error(err, op);
             continue;
         }
 
@@ -220,12 +113,12 @@ int main(void)
             MARK(5);
             KB_BARRIER();
             /* the frame was checked above: indices and codes in range */
-            KB_FW_UPDATE_RUN(&model, start, frame, n);
+            KB_FW_UPDATE_RUN(&model, start, codes, n);
             KB_BARRIER();
             MARK(6);
-            reply_begin(op, 2);
-            tx16(KB_FW_NEXT(&model));
-            reply_end();
+            kb_reply_begin(op, 2);
+            kb_tx16(KB_FW_NEXT(&model));
+            kb_reply_end();
         } else if (op == KB_OP_PREDICT) {
             uint8_t pred;
             MARK(3);
@@ -236,36 +129,30 @@ int main(void)
 #if KB_FW_MODEL_TYPE == 3
             {
                 uint8_t r;
-                reply_begin(op, (uint16_t)(2u + 2u * model.proj.d + 4u * model.L));
-                tx_crc(pred);
-                tx_crc(model.leaf);
+                kb_reply_begin(op, (uint16_t)(2u + 2u * model.proj.d + 4u * model.L));
+                kb_tx_crc(pred);
+                kb_tx_crc(model.leaf);
                 for (r = 0; r < model.proj.d; r++)
-                    tx16((uint16_t)model.P[r]);
+                    kb_tx16((uint16_t)model.P[r]);
                 for (r = 0; r < model.L; r++)
-                    tx32((uint32_t)model.scores[r]);
-                reply_end();
+                    kb_tx32((uint32_t)model.scores[r]);
+                kb_reply_end();
             }
 #endif
         } else if (op == KB_OP_INFO) {
-            reply_begin(op, 11);
-            tx_crc(KB_PROTO_VERSION);
-            tx_crc(KB_FW_MODEL_TYPE);
-            tx16(KB_FW_DIMS(&model));
-            tx_crc((uint8_t)(KB_FW_TOP(&model)));
-            tx_crc(KB_FW_CHUNK);
-            tx_crc((uint8_t)sizeof(model));
-            tx32(model_crc());
-            reply_end();
+            kb_reply_begin(op, 11);
+            kb_tx_crc(KB_PROTO_VERSION);
+            kb_tx_crc(KB_FW_MODEL_TYPE);
+            kb_tx16(KB_FW_DIMS(&model));
+            kb_tx_crc((uint8_t)(KB_FW_TOP(&model)));
+            kb_tx_crc(KB_FW_CHUNK);
+            kb_tx_crc((uint8_t)sizeof(model));
+            kb_tx32(model_crc());
+            kb_reply_end();
         } else { /* KB_OP_STOP */
-            reply_begin(op, 0);
-            reply_end();
-            while (!(K_UCSRA & (1 << UDRE0)))
-                ;
-            cli();
-            sleep_enable();
-            sleep_cpu();
-            for (;;)
-                ;
+            kb_reply_begin(op, 0);
+            kb_reply_end();
+            kb_stop();
         }
     }
 }

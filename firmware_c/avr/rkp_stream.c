@@ -59,61 +59,13 @@
 
 #include "../kb_rkp.h"
 
-#ifndef F_CPU
-#error "F_CPU must be defined"
-#endif
-#ifndef BAUD
-#define BAUD 250000UL /* exact with U2X at 4 MHz (UBRR 1) and 16 MHz (UBRR 7) */
-#endif
-#include <util/setbaud.h>
+#include "kb_uart.h" /* line, frames, CRC-8 and error replies (docs/uart-protocol.md) */
 
-#if defined(UCSR0A) /* ATmega328P */
-#define K_UDR UDR0
-#define K_UCSRA UCSR0A
-#define K_UCSRB UCSR0B
-#define K_UCSRC UCSR0C
-#define K_UBRRH UBRR0H
-#define K_UBRRL UBRR0L
-#define K_RXC RXC0
-#define K_UDRE UDRE0
-#define K_TXC TXC0
-#define K_U2X U2X0
-#define K_RXEN RXEN0
-#define K_TXEN TXEN0
-#define K_UCSZ0 UCSZ00
-#define K_UCSZ1 UCSZ01
-#else /* ATtiny2313 / ATtiny4313 */
-#define K_UDR UDR
-#define K_UCSRA UCSRA
-#define K_UCSRB UCSRB
-#define K_UCSRC UCSRC
-#define K_UBRRH UBRRH
-#define K_UBRRL UBRRL
-#define K_RXC RXC
-#define K_UDRE UDRE
-#define K_TXC TXC
-#define K_U2X U2X
-#define K_RXEN RXEN
-#define K_TXEN TXEN
-#define K_UCSZ0 UCSZ0
-#define K_UCSZ1 UCSZ1
-#endif
-
-/* ---- protocol constants (docs/uart-protocol.md) ---- */
-#define KB_PROTO_VERSION 1
-#define KB_SYNC_REQ 0xA5
-#define KB_SYNC_REP 0x5A
 #define KB_OP_LEARN 'L'
 #define KB_OP_QUERY 'Q'
 #define KB_OP_DUMP 'D'
 #define KB_OP_INFO 'I'
 #define KB_OP_STOP 'S'
-#define KB_REP_ERROR 'E'
-#define KB_ERR_FRAME_CRC 1
-#define KB_ERR_FRAME_LEN 2
-#define KB_ERR_FRAME_CODE 3
-#define KB_ERR_FRAME_LABEL 4
-#define KB_ERR_FRAME_OP 5
 
 #define KB_DIMS KB_RKP_CONST_DIMS
 #define KB_MEM_BYTES KB_RKP_CONST_MEM_BYTES
@@ -122,7 +74,6 @@
 #endif
 
 #define MARK(v) (GPIOR1 = (uint8_t)(v))
-#define KB_CRC GPIOR0   /* CRC-8 accumulator of the frame being read or written */
 #define KB_DIRTY GPIOR2 /* 1: the memory changed since the last dump */
 #define KB_BARRIER() __asm__ __volatile__("" ::: "memory")
 
@@ -144,102 +95,36 @@ static const uint8_t kb_info[] PROGMEM = {
 static kb_rkp_t model = {KB_FW_RNG, KB_FW_COUNT};
 static uint8_t u[KB_DIMS]; /* the frame buffer: the codes of the current frame */
 
-/* CRC-8, polynomial x^8 + x^2 + x + 1 (0x07), initial value 0, no reflection (CRC-8/SMBUS). */
-static void crc_add(uint8_t b)
-{
-    uint8_t c = (uint8_t)(KB_CRC ^ b), i;
-    for (i = 8; i != 0; i--)
-        c = (c & 0x80u) ? (uint8_t)((uint8_t)(c << 1) ^ 0x07u) : (uint8_t)(c << 1);
-    KB_CRC = c;
-}
-
-static uint8_t rx(void)
-{
-    while (!(K_UCSRA & (1 << K_RXC)))
-        ;
-    return K_UDR;
-}
-
-static uint8_t rx_crc(void)
-{
-    const uint8_t b = rx();
-    crc_add(b);
-    return b;
-}
-
-static void tx(uint8_t b)
-{
-    while (!(K_UCSRA & (1 << K_UDRE)))
-        ;
-    K_UDR = b;
-}
-
-static void tx_crc(uint8_t b)
-{
-    crc_add(b);
-    tx(b);
-}
-
-static void tx16(uint16_t v)
-{
-    tx_crc((uint8_t)v);
-    tx_crc((uint8_t)(v >> 8));
-}
-
-static void reply_begin(uint8_t code, uint16_t len)
-{
-    tx(KB_SYNC_REP);
-    KB_CRC = 0;
-    tx_crc(code);
-    tx16(len);
-}
-
-static void reply_end(void)
-{
-    tx(KB_CRC);
-}
-
 /* flags (bit 0: prediction s > 0, bit 1: mistake), count, score (little-endian, signed). */
 static void reply_step(uint8_t op, kb_score_t s, uint8_t flags)
 {
     uint8_t i;
-    reply_begin(op, (uint16_t)(3u + sizeof s));
-    tx_crc((uint8_t)(flags | (s > 0)));
-    tx16((uint16_t)model.count);
+    kb_reply_begin(op, (uint16_t)(3u + sizeof s));
+    kb_tx_crc((uint8_t)(flags | (s > 0)));
+    kb_tx16((uint16_t)model.count);
     for (i = 0; i < sizeof s; i++) {
-        tx_crc((uint8_t)s);
+        kb_tx_crc((uint8_t)s);
         s = (kb_score_t)(s >> 8); /* arithmetic shift of a negative score: the byte pattern */
     }
-    reply_end();
+    kb_reply_end();
 }
 
 int main(void)
 {
-    K_UBRRH = UBRRH_VALUE;
-    K_UBRRL = UBRRL_VALUE;
-#if USE_2X
-    K_UCSRA = (uint8_t)(1 << K_U2X);
-#else
-    K_UCSRA = 0;
-#endif
-    K_UCSRC = (uint8_t)((1 << K_UCSZ1) | (1 << K_UCSZ0)); /* 8N1 */
-    K_UCSRB = (uint8_t)((1 << K_RXEN) | (1 << K_TXEN));
+    kb_uart_init();
     KB_DIRTY = 1;
 
     for (;;) {
-        uint8_t op, y = 0, err = 0, first = 0;
+        uint8_t op, y = 0, err = 0, first = 0, ok;
         uint16_t len, i, need;
 
-        while (rx() != KB_SYNC_REQ)
-            ;
-        KB_CRC = 0;
-        op = rx_crc();
-        len = rx_crc();
-        len = (uint16_t)(len | (uint16_t)rx_crc() << 8);
-        /* Every payload byte is read (and checksummed) whatever the length, so the next frame
-         * starts where the host put it; only the first M codes are kept. */
+        /* The payload is filed here rather than by kb_read_frame: a learn frame's label goes
+         * to y, not into u, which saves the ATtiny2313 a byte of its 128. Every payload byte
+         * is read (and checksummed) whatever the length, so the next frame starts where the
+         * host put it; only the first M codes are kept. */
+        len = kb_read_head(&op);
         for (i = 0; i < len; i++) {
-            const uint8_t b = rx_crc();
+            const uint8_t b = kb_rx_crc();
             uint16_t k = i;
             if (i == 0)
                 first = b;
@@ -253,7 +138,7 @@ int main(void)
             if (k < KB_DIMS)
                 u[k] = b;
         }
-        crc_add(rx()); /* the check byte: the CRC of everything including it is 0 */
+        ok = kb_read_end();
 
         switch (op) {
         case KB_OP_LEARN: need = KB_DIMS + 1u; break;
@@ -263,7 +148,7 @@ int main(void)
         case KB_OP_STOP: need = 0; break;
         default: need = len; err = KB_ERR_FRAME_OP; break;
         }
-        if (KB_CRC != 0)
+        if (!ok)
             err = KB_ERR_FRAME_CRC;
         else if (err == 0 && len != need)
             err = KB_ERR_FRAME_LEN;
@@ -276,10 +161,7 @@ int main(void)
                     err = KB_ERR_FRAME_CODE;
         }
         if (err != 0) {
-            reply_begin(KB_REP_ERROR, 2);
-            tx_crc(err);
-            tx_crc(op);
-            reply_end();
+            kb_reply_error(err, op);
             continue;
         }
 
@@ -308,33 +190,27 @@ int main(void)
             const uint16_t n =
                 (uint16_t)((len != 0 && first != 0 && KB_DIRTY == 0) ? 0u : KB_MEM_BYTES);
             const uint8_t *mem = kb_rkp_mem;
-            reply_begin(op, (uint16_t)(4u + n));
-            tx16(model.rng);
-            tx16((uint16_t)model.count);
+            kb_reply_begin(op, (uint16_t)(4u + n));
+            kb_tx16(model.rng);
+            kb_tx16((uint16_t)model.count);
             for (i = 0; i < n; i++)
-                tx_crc(mem[i]);
-            reply_end();
+                kb_tx_crc(mem[i]);
+            kb_reply_end();
             KB_DIRTY = 0;
         } else if (op == KB_OP_INFO) {
             uint8_t j;
-            reply_begin(op, (uint16_t)(sizeof kb_info + KB_RKP_CONST_NTAB));
+            kb_reply_begin(op, (uint16_t)(sizeof kb_info + KB_RKP_CONST_NTAB));
             for (j = 0; j < sizeof kb_info; j++)
-                tx_crc(pgm_read_byte(&kb_info[j]));
+                kb_tx_crc(pgm_read_byte(&kb_info[j]));
 #if KB_RKP_CONST_NTAB > 0
             for (j = 0; j < KB_RKP_CONST_NTAB; j++)
-                tx_crc(KB_TABLE_READ(kb_rkp_table, j));
+                kb_tx_crc(KB_TABLE_READ(kb_rkp_table, j));
 #endif
-            reply_end();
+            kb_reply_end();
         } else { /* KB_OP_STOP */
-            reply_begin(op, 0);
-            reply_end();
-            while (!(K_UCSRA & (1 << K_UDRE)))
-                ;
-            cli();
-            sleep_enable();
-            sleep_cpu();
-            for (;;)
-                ;
+            kb_reply_begin(op, 0);
+            kb_reply_end();
+            kb_stop();
         }
     }
 }
