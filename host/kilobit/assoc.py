@@ -285,13 +285,7 @@ class AssocInt:
     def to_bytes(self, scaler=None):
         head = _PARAMS.pack(self.approach, self.bits, self.P, self.d, self.cap, self.kt,
                             self.R, self.nc, self.rng.state)
-        parts = [head, self.memory()]
-        if scaler is None:
-            parts.append(b"\x00")
-        else:
-            lo, hi = scaler
-            parts += [b"\x01", np.asarray(lo, dtype="<f4").tobytes(),
-                      np.asarray(hi, dtype="<f4").tobytes()]
+        parts = [head, self.memory(), kbfile.pack_scaler(scaler)]
         return kbfile.pack("assoc", b"".join(parts))
 
     @classmethod
@@ -318,17 +312,7 @@ class AssocInt:
         m.rng = rng
         m.load_memory(p[off:off + nmem], nc)
         off += nmem
-        T = P * d
-        scaler = None
-        if p[off] == 1:
-            if len(p) != off + 1 + 8 * T:
-                raise ModelFileError("truncated or padded assoc scaler")
-            lo = np.frombuffer(p, dtype="<f4", count=T, offset=off + 1).copy()
-            hi = np.frombuffer(p, dtype="<f4", count=T, offset=off + 1 + 4 * T).copy()
-            scaler = (lo, hi)
-        elif p[off] != 0 or len(p) != off + 1:
-            raise ModelFileError("bad assoc trailer")
-        return m, scaler
+        return m, kbfile.unpack_scaler(p, off, P * d, "assoc")
 
 
 class AssociativeMemory:

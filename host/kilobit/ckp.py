@@ -23,7 +23,8 @@ import numpy as np
 
 from . import kbfile
 from .errors import ModelFileError
-from .kernel import TABLE_MAX, power_table_scaled, ring_score, weight, weights
+from .kernel import (TABLE_MAX, power_table_scaled, ring_score, table_ok, weight,
+                     weights)
 from .rng import Rng, seed_state
 
 DEFAULT_C = 255
@@ -344,13 +345,7 @@ class CKPInt:
         head = _PARAMS.pack(self.bits, self.dims, self.L, self.width, self.C, self.rng.state,
                             self.count, self.norm, len(self.table))
         parts = [head, bytes(self.table), _QHEAD.pack(self.qstart, len(self.q), self.qshift),
-                 bytes(self.q), self.memory()]
-        if scaler is None:
-            parts.append(b"\x00")
-        else:
-            lo, hi = scaler
-            parts += [b"\x01", np.asarray(lo, dtype="<f4").tobytes(),
-                      np.asarray(hi, dtype="<f4").tobytes()]
+                 bytes(self.q), self.memory(), kbfile.pack_scaler(scaler)]
         return kbfile.pack("ckp", b"".join(parts))
 
     @classmethod
@@ -388,19 +383,9 @@ class CKPInt:
         off += nq
         mem = p[off:off + nmem]
         off += nmem
-        if any(t == 0 or t > C for t in table) or table != sorted(table, reverse=True):
+        if not table_ok(table, C):
             raise ModelFileError("bad ckp weight table")
-        has_scaler = p[off]
-        off += 1
-        scaler = None
-        if has_scaler == 1:
-            if len(p) != off + 8 * dims:
-                raise ModelFileError("truncated or padded ckp scaler")
-            lo = np.frombuffer(p, dtype="<f4", count=dims, offset=off).copy()
-            hi = np.frombuffer(p, dtype="<f4", count=dims, offset=off + 4 * dims).copy()
-            scaler = (lo, hi)
-        elif has_scaler != 0 or len(p) != off:
-            raise ModelFileError("bad ckp trailer")
+        scaler = kbfile.unpack_scaler(p, off, dims, "ckp")
         m = cls(bits, dims, L, width, C)
         m.rng = rng
         m.norm = norm

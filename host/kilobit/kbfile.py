@@ -5,6 +5,8 @@
 import struct
 import zlib
 
+import numpy as np
+
 from .errors import ModelFileError
 
 MAGIC = b"KBIT"
@@ -57,3 +59,24 @@ def write(path, data):
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def pack_scaler(scaler):
+    """The payload's trailer: has_scaler (0/1), then lo and hi as float32 (host use only)."""
+    if scaler is None:
+        return b"\x00"
+    lo, hi = scaler
+    return b"\x01" + np.asarray(lo, dtype="<f4").tobytes() + np.asarray(hi, dtype="<f4").tobytes()
+
+
+def unpack_scaler(p, off, n, model):
+    """(lo, hi) of n features, or None, from the trailer at p[off], which must end the payload."""
+    if p[off] == 1:
+        if len(p) != off + 1 + 8 * n:
+            raise ModelFileError("truncated or padded %s scaler" % model)
+        lo = np.frombuffer(p, dtype="<f4", count=n, offset=off + 1).copy()
+        hi = np.frombuffer(p, dtype="<f4", count=n, offset=off + 1 + 4 * n).copy()
+        return lo, hi
+    if p[off] != 0 or len(p) != off + 1:
+        raise ModelFileError("bad %s trailer" % model)
+    return None

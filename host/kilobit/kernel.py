@@ -24,6 +24,11 @@ def power_table_scaled(scale, C):
     return table
 
 
+def table_ok(table, C):
+    """A power table as the contract allows it in a file: entries in 1..C, non-increasing."""
+    return all(0 < t <= C for t in table) and table == sorted(table, reverse=True)
+
+
 def weight(k, table, C):
     """w(k) by the log method with rounded division (contract 3.2). Scalar form."""
     if k == 0:

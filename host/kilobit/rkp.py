@@ -12,7 +12,8 @@ import numpy as np
 
 from . import kbfile
 from .errors import ModelFileError
-from .kernel import TABLE_MAX, power_table_scaled, ring_score, weight, weights  # noqa: F401
+from .kernel import (TABLE_MAX, power_table_scaled, ring_score, table_ok, weight,  # noqa: F401
+                     weights)
 from .quant import quantize
 from .rng import Rng, seed_state
 
@@ -151,14 +152,7 @@ class RKPInt(_Core):
         kernel = KERNELS.index(self.kernel)
         head = _PARAMS.pack(kernel, self.bits, self.dims, self.budget, self.width, self.C,
                             self.rng.state, self.count, len(self.table))
-        parts = [head, bytes(self.table), self.memory()]
-        if scaler is None:
-            parts.append(b"\x00")
-        else:
-            lo, hi = scaler
-            parts.append(b"\x01")
-            parts.append(np.asarray(lo, dtype="<f4").tobytes())
-            parts.append(np.asarray(hi, dtype="<f4").tobytes())
+        parts = [head, bytes(self.table), self.memory(), kbfile.pack_scaler(scaler)]
         return kbfile.pack("rkp", b"".join(parts))
 
     @classmethod
@@ -188,19 +182,9 @@ class RKPInt(_Core):
         off += nmem
         if len(table) != ntab or len(mem) != nmem or off >= len(p):
             raise ModelFileError("truncated rkp payload")
-        if any(t == 0 or t > C for t in table) or table != sorted(table, reverse=True):
+        if not table_ok(table, C):
             raise ModelFileError("bad rkp weight table")
-        has_scaler = p[off]
-        off += 1
-        scaler = None
-        if has_scaler == 1:
-            if len(p) != off + 8 * dims:
-                raise ModelFileError("truncated or padded rkp scaler")
-            lo = np.frombuffer(p, dtype="<f4", count=dims, offset=off).copy()
-            hi = np.frombuffer(p, dtype="<f4", count=dims, offset=off + 4 * dims).copy()
-            scaler = (lo, hi)
-        elif has_scaler != 0 or len(p) != off:
-            raise ModelFileError("bad rkp trailer")
+        scaler = kbfile.unpack_scaler(p, off, dims, "rkp")
         m = cls(KERNELS[kernel], bits, dims, budget, width, C)
         m.rng = rng
         m.table = table  # the file's table is authoritative: it defines the weights
