@@ -48,19 +48,61 @@ def _link(path, target):
     os.symlink(target, path)
 
 
-class VirtualBoard:
+class _PtyBoard:
+    """What both boards share: a process behind a serial port (`.port`, a pty slave or `link`),
+    the descriptors they keep open, and the life cycle around them."""
+
+    def __init__(self, link, log):
+        self.link, self.log = link, log
+        self.proc = None
+        self.port = None
+        self._fds = []
+
+    def _expose(self, name):
+        self.port = name
+        if self.link:
+            _link(self.link, name)
+            self.port = self.link
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def wait(self):
+        """Block until the board's process ends (or KeyboardInterrupt)."""
+        while self.alive():
+            try:
+                self.proc.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def _release(self):
+        for fd in self._fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._fds = []
+        if self.link and os.path.islink(self.link):
+            os.unlink(self.link)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class VirtualBoard(_PtyBoard):
     """MicroPython 1.27 (WebAssembly, node) as a board on a serial port (a pty) or a TCP port.
 
     .port is what mpremote connects to: /dev/pts/N (or `link`, a symlink to it), or
     socket://127.0.0.1:PORT when tcp_port is given (0: any free port)."""
 
     def __init__(self, tcp_port=None, link=None, heapsize=None, log=None):
-        self.tcp_port, self.link, self.heapsize, self.log = tcp_port, link, heapsize, log
-        self.proc = None
-        self.port = None
+        super().__init__(link, log)
+        self.tcp_port, self.heapsize = tcp_port, heapsize
         self._stop = threading.Event()
         self._threads = []
-        self._fds = []
         self._client = None
         self._server = None
 
@@ -88,10 +130,7 @@ class VirtualBoard:
                 master, slave, name = _raw_pty()
                 self._fds = [master, slave]
                 self.master = master
-                self.port = name
-                if self.link:
-                    _link(self.link, name)
-                    self.port = self.link
+                self._expose(name)
             self._spawn(self._from_board)
             if self.tcp_port is None:
                 self._spawn(self._to_board_pty)
@@ -104,17 +143,6 @@ class VirtualBoard:
         t = threading.Thread(target=fn, daemon=True)
         t.start()
         self._threads.append(t)
-
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
-
-    def wait(self):
-        """Block until the board's process ends (or KeyboardInterrupt)."""
-        while self.alive():
-            try:
-                self.proc.wait(timeout=0.5)
-            except subprocess.TimeoutExpired:
-                pass
 
     def close(self):
         self._stop.set()
@@ -137,20 +165,7 @@ class VirtualBoard:
                     s.close()
                 except OSError:
                     pass
-        for fd in self._fds:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        self._fds = []
-        if self.link and os.path.islink(self.link):
-            os.unlink(self.link)
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.close()
+        self._release()
 
     # -- relays --
     def _write_board(self, data):
@@ -233,16 +248,14 @@ class VirtualBoard:
             c.close()
 
 
-class SimBoard:
+class SimBoard(_PtyBoard):
     """The AVR RKP firmware of a model on a simulated chip (kb_sim, interactive UART) whose UART
     is the slave side of a pty: .port (/dev/pts/N, or `link`)."""
 
     def __init__(self, board_name, model_bytes, link=None, log=None):
-        self.board_name, self.model, self.link, self.log = board_name, model_bytes, link, log
-        self.proc = None
-        self.port = None
+        super().__init__(link, log)
+        self.board_name, self.model = board_name, model_bytes
         self.sizes = None
-        self._fds = []
 
     def start(self):
         from . import avrsim, firmware
@@ -262,22 +275,9 @@ class SimBoard:
                 stderr=self.log if self.log is not None else subprocess.DEVNULL)
         finally:
             os.close(master)  # kb_sim holds it now
-        self.port = name
-        if self.link:
-            _link(self.link, name)
-            self.port = self.link
+        self._expose(name)
         self.mcu, self.freq = b["mcu"], b["clock_hz"]
         return self
-
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
-
-    def wait(self):
-        while self.alive():
-            try:
-                self.proc.wait(timeout=0.5)
-            except subprocess.TimeoutExpired:
-                pass
 
     def close(self):
         if self.proc is not None and self.proc.poll() is None:
@@ -287,18 +287,5 @@ class SimBoard:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        for fd in self._fds:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        self._fds = []
-        if self.link and os.path.islink(self.link):
-            os.unlink(self.link)
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.close()
+        self._release()
 
