@@ -36,7 +36,7 @@ from . import kbfile, smat
 from .errors import KilobitError, ModelFileError
 from .fixedpoint import ACT_MAX, SMALL, pow2_exponent, qmax, quantize, range_exponent, \
     rshift_round, sat
-from .proj import SHIFT_MAX, Projection, p_exponent, quantize_projection
+from .proj import SHIFT_MAX, Projection, p_exponent, quantize_projection, random_projection
 
 DEPTH_MAX = 6
 PROJ_MAX = 64
@@ -522,12 +522,7 @@ class BonsaiInt:
         tree = (struct.pack("<BH", self.tree_enc, o) + struct.pack("<%dH" % self.N, *offs)
                 + b"".join(blocks) + bytes(int(s) for s in self.wshift)
                 + bytes(int(s) for s in self.vshift))
-        body = head + self.pj.pack() + tree
-        if scaler is None:
-            return body + b"\x00"
-        lo, hi = scaler
-        return (body + b"\x01" + np.asarray(lo, dtype="<f4").tobytes()
-                + np.asarray(hi, dtype="<f4").tobytes())
+        return head + self.pj.pack() + tree + kbfile.pack_scaler(scaler)
 
     def device_bytes(self):
         """Bytes the device stores: the payload without the host-only trailer."""
@@ -588,17 +583,7 @@ class BonsaiInt:
         wshift = np.frombuffer(bytes(pl[off:off + N]), dtype=np.uint8).astype(np.int64)
         vshift = np.frombuffer(bytes(pl[off + N:off + 2 * N]), dtype=np.uint8).astype(np.int64)
         off += 2 * N
-        flag = pl[off]
-        rest = len(pl) - off - 1
-        scaler = None
-        if flag == 1:
-            if rest != 8 * dims:
-                raise ValueError("truncated or padded bonsai scaler")
-            lo = np.frombuffer(bytes(pl[off + 1:off + 1 + 4 * dims]), dtype="<f4").copy()
-            hi = np.frombuffer(bytes(pl[off + 1 + 4 * dims:]), dtype="<f4").copy()
-            scaler = (lo, hi)
-        elif flag != 0 or rest:
-            raise ValueError("bad bonsai trailer")
+        scaler = kbfile.unpack_scaler(bytes(pl), off, dims, "bonsai")
         m = cls(pj, theta, W, V, wshift, vshift, eT, depth, classes, tree_enc=enc)
         return m, scaler
 
@@ -698,22 +683,9 @@ def random_model(dims, proj, depth, classes, wbits, in_bits, zenc, tenc, seed, z
     clamps, and (sparse tree) some internal node has theta = 0: a branch tie on every input."""
     g = np.random.default_rng(seed)
     q = qmax(wbits)
-    top = (1 << in_bits) - 1
     L = 1 if classes <= 2 else classes
     N, ni = n_nodes(depth), n_internal(depth)
-    zq = min(q, SMALL // (top * dims))
-    dens = 0.15 if zenc == smat.SPARSE else 1.0
-    Zq = g.integers(-zq, zq + 1, (dims, proj)) * (g.random((dims, proj)) < dens)
-    if zenc == smat.SPARSE and dims > 60:
-        Zq[dims // 3: dims // 3 + 40] = 0  # a gap of more than 255 positions: escapes
-    Zq[0, 0] = zq  # the extremes of the range
-    Zq[-1, -1] = -zq
-    # scale of P: a typical accumulator maps near 2^13, the largest ones saturate
-    typ = max(1.0, np.sqrt((Zq != 0).sum(axis=0).max()) * zq * top / 2)
-    base = int(np.clip(np.floor(np.log2(typ)) - 12, 0, SHIFT_MAX))
-    shift = np.clip(base + g.integers(-1, 2, proj), 0, SHIFT_MAX)
-    bias = np.zeros(proj, dtype=np.int64) if zero_bias else g.integers(-4096, 4097, proj)
-    pj = Projection(Zq, shift, bias, in_bits, wbits, enc=zenc)
+    pj = random_projection(g, dims, proj, wbits, in_bits, zenc, zero_bias)
     wq = min(q, (SMALL // ACT_MAX) // proj)
     tdens = 0.5 if tenc == smat.SPARSE else 1.0
 
