@@ -22,8 +22,14 @@
  *
  * Widths: an input code is at most 8 bits, a centre (2v+1) << (P-b) at most 9; a distance is
  * below 2^30 (the loader's check); weights are 8-bit; a score or margin is at most
- * B_max * C <= 32767 * 255 in magnitude (int32_t, or int16_t when B_max * C <= 32767); the
- * norm is an int32_t kept in [-2^30, 2^30 - 1], so norm + delta, |delta| < 2^27, never wraps.
+ * B_max * C <= 32767 * 255 < 2^23 in magnitude (int32_t; with compile-time parameters int16_t
+ * when B_max * C <= 32767, else avr-gcc's 24-bit __int24 on AVR); the norm is an int32_t kept
+ * in [-2^30, 2^30 - 1], so norm + delta, |delta| < 2^27, never wraps.
+ *
+ * Size on the ATtiny2313 (no multiplier, 2 KB flash): one step is passes of a single loop over
+ * the memory (kb_ckp_step), fields move one bit at a time through one small function
+ * (kb_ckp_bits), the schedule is found by subtraction, the saturation by a test of the top
+ * byte: no 32-bit multiply or division is linked.
  */
 #ifndef KB_CKP_H
 #define KB_CKP_H
@@ -82,10 +88,11 @@ typedef uint16_t kb_ckp_centre_t;
 #endif
 #if KB_CKP_CONST_MAX_SVS * KB_CKP_CONST_C <= 32767L
 typedef int16_t kb_ckp_score_t;
+#elif defined(__AVR__) && defined(__INT24_MAX__)
+__extension__ typedef __int24 kb_ckp_score_t; /* B_max * C < 2^23 (contract 6.4): 3 registers */
 #else
 typedef int32_t kb_ckp_score_t;
 #endif
-typedef uint16_t kb_ckp_pos_t; /* bit positions: L <= 65535 */
 
 #define KB_CKP_BITS(m) ((uint8_t)KB_CKP_CONST_BITS)
 #define KB_CKP_DIMS(m) ((kb_ckp_dim_t)KB_CKP_CONST_DIMS)
@@ -108,7 +115,6 @@ typedef uint16_t kb_ckp_count_t;
 typedef uint16_t kb_ckp_dim_t;
 typedef uint16_t kb_ckp_centre_t;
 typedef int32_t kb_ckp_score_t;
-typedef uint32_t kb_ckp_pos_t;
 
 #define KB_CKP_BITS(m) ((m)->bits)
 #define KB_CKP_DIMS(m) ((m)->dims)
@@ -168,7 +174,7 @@ static kb_ckp_centre_t kb_ckp_scratch[2 * KB_CKP_CONST_DIMS];
 
 /* a * b for 16-bit factors, exact in 32 bits; shift-add over b's bits without a multiplier. */
 #ifdef KB_SOFT_MUL
-static __attribute__((noinline)) uint32_t kb_mul16(uint16_t a, uint16_t b)
+static __attribute__((noinline, unused)) uint32_t kb_mul16(uint16_t a, uint16_t b)
 {
     uint32_t x = a, p = 0;
     for (; b != 0; b >>= 1, x <<= 1)
@@ -190,124 +196,71 @@ KB_ALWAYS_INLINE kb_ckp_dist_t kb_ckp_sq(kb_ckp_centre_t diff)
 #endif
 }
 
-KB_LOG_WEIGHT_DEF(kb_ckp_log_weight, kb_ckp_dist_t)
-
-static uint8_t kb_ckp_weight(const kb_ckp_t *m, kb_ckp_dist_t k)
+/* B * q of the loss test (B < 2^15, q < 2^8): an 8x8 product when B fits a byte. */
+KB_ALWAYS_INLINE uint32_t kb_ckp_mul_q(kb_ckp_count_t B, uint8_t q)
 {
-    (void)m;
-    return kb_ckp_log_weight(KB_CKP_TABLE(m), KB_CKP_NTAB(m), KB_CKP_C(m), k);
+#if defined(KB_CKP_CONST) && KB_CKP_CONST_MAX_SVS <= 255
+    return kb_mul8(B, q);
+#else
+    return kb_mul16(B, q);
+#endif
 }
+
+KB_LOG_WEIGHT_DEF(kb_ckp_log_weight, kb_ckp_dist_t)
 
 /* ---- the schedule and the memory (contract 6.2, 6.6) ---- */
 
 /* b and n1 of `count` support vectors (count >= 1): Lm = (L - B) / M bits per attribute,
- * b = Lm / B, n1 = Lm - B*b, unless b >= P (then every slot holds P bits). */
+ * b = Lm / B, n1 = Lm - B*b, unless b >= P (then every slot holds P bits). b never exceeds P,
+ * so Lm / B is at most P + 1 subtractions: no division, no product. */
 static void kb_ckp_schedule(kb_ckp_t *m)
 {
     const uint16_t B = m->count;
-    const uint16_t Lm = (uint16_t)((uint16_t)(KB_CKP_L(m) - B) / KB_CKP_DIMS(m));
-    const uint16_t b = (uint16_t)(Lm / B);
-    if (b >= KB_CKP_BITS(m)) {
-        m->b = KB_CKP_BITS(m);
-        m->n1 = 0;
-    } else {
-        m->b = (uint8_t)b;
-        m->n1 = (kb_ckp_count_t)(Lm - (uint16_t)(B * b));
+    uint16_t r = (uint16_t)((uint16_t)(KB_CKP_L(m) - B) / KB_CKP_DIMS(m));
+    uint8_t b = 0;
+    while (b < KB_CKP_BITS(m) && r >= B) {
+        r = (uint16_t)(r - B);
+        b++;
     }
+    m->b = b;
+    m->n1 = (kb_ckp_count_t)(b < KB_CKP_BITS(m) ? r : 0u);
 }
 
-static __attribute__((noinline)) void kb_ckp_put(uint8_t *mem, kb_ckp_pos_t pos, uint8_t n,
-                                                 uint8_t v)
-{
-    kb_bits_put_at(mem + (pos >> 3), (uint8_t)(pos & 7u), n, v);
-}
-
-/* The next n bits of the stream (one copy of the reader: the ATtiny2313's flash is 2 KB). */
-static __attribute__((noinline)) uint8_t kb_ckp_get(kb_bitreader_t *r, uint8_t n)
-{
-    return kb_bitreader_get(r, n);
-}
-
-/* ---- distances and the sweep (contract 6.3, 6.4) ---- */
-
-/* What a sweep leaves: the least distance >= base (`first`, only lowered) and > base (`next`,
- * left at base when there is none); for the captured slot, its centres (in the scratch's second
- * half), label, precision, first bit and distance. */
+/* A cursor on the memory: bit p is bit p%8 of byte p/8 (contract 3.5), held as the byte and the
+ * bit's mask. Fields go one bit at a time: a few cycles more per field than shifting it into
+ * place, but one small loop reads and writes every field and no bit position is ever computed
+ * (the ATtiny2313's flash is 2 KB). */
 typedef struct {
-    kb_ckp_dist_t first, next, dR;
-    kb_ckp_pos_t posR;
-    uint8_t yR, bR;
-} kb_ckp_sweep_t;
+    uint8_t *p;
+    uint8_t mask;
+} kb_ckp_cur_t;
 
-/* One pass over the support vectors for the point with centres x, over those at distance
- * d >= base; with `weigh` it returns sum y_i w(d_i - base), else 0. Slot `capture` (count for
- * none) is also copied out. One loop body for every pass (the nearest distance, a ring of the
- * score, a margin, reading the slot a replacement evicts): the decoder exists once in flash. */
-static kb_ckp_score_t kb_ckp_sweep(const kb_ckp_t *m, const kb_ckp_centre_t *x,
-                                   kb_ckp_dist_t base, uint8_t weigh, kb_ckp_count_t capture,
-                                   kb_ckp_sweep_t *o)
+/* The n (0..8) bits at the cursor, LSB first, which it moves past; with `put`, v's low n bits
+ * are written in their place. */
+static __attribute__((noinline)) uint8_t kb_ckp_bits(kb_ckp_cur_t *c, uint8_t n, uint8_t v,
+                                                     uint8_t put)
 {
-    const uint8_t *mem = KB_CKP_MEM(m);
-    kb_ckp_centre_t *rc = KB_CKP_SCRATCH(m) + KB_CKP_DIMS(m);
-    kb_ckp_score_t s = 0;
-    kb_bitreader_t r;
-    kb_ckp_count_t i;
-    uint8_t b = (uint8_t)(m->b + 1u);
-    kb_bitreader_init(&r, mem);
-    for (i = 0; i < m->count; i++) {
-        uint8_t positive, sh;
-        kb_ckp_dist_t d = 0;
-        kb_ckp_dim_t j;
-        if (i == m->n1)
-            b = m->b;
-        sh = (uint8_t)(KB_CKP_BITS(m) - b);
-        if (i == capture) /* the bit the reader is at */
-            o->posR = (kb_ckp_pos_t)(((kb_ckp_pos_t)(r.next - mem) << 3) - r.have);
-        positive = kb_ckp_get(&r, 1);
-        for (j = 0; j < KB_CKP_DIMS(m); j++) {
-            const kb_ckp_centre_t c =
-                (kb_ckp_centre_t)((kb_ckp_centre_t)(2u * kb_ckp_get(&r, b) + 1u) << sh);
-            if (i == capture)
-                rc[j] = c;
-            d = (kb_ckp_dist_t)(d + kb_ckp_sq((kb_ckp_centre_t)(x[j] > c ? x[j] - c : c - x[j])));
-        }
-        if (i == capture) {
-            o->yR = positive;
-            o->bR = b;
-            o->dR = d;
-        }
-        if (d < base)
-            continue;
-        if (d < o->first)
-            o->first = d;
-        if (d > base && (o->next == base || d < o->next))
-            o->next = d;
-        if (weigh) {
-            const uint8_t w = kb_ckp_weight(m, (kb_ckp_dist_t)(d - base));
-            s = (kb_ckp_score_t)(positive ? s + w : s - w);
+    uint8_t r = 0, bit = 1;
+    for (; n != 0; n--, bit = (uint8_t)(bit << 1)) {
+        if (*c->p & c->mask)
+            r |= bit;
+        if (put)
+            *c->p = (uint8_t)((v & bit) ? *c->p | c->mask : *c->p & ~c->mask);
+        c->mask = (uint8_t)(c->mask << 1);
+        if (c->mask == 0) {
+            c->mask = 1;
+            c->p++;
         }
     }
-    return s;
+    return r;
 }
 
-/* The nearest-ring score of contract 3.3 over the CKP distances (6.4), for the centres x. */
-static kb_ckp_score_t kb_ckp_score_centres(const kb_ckp_t *m, const kb_ckp_centre_t *x)
+static inline uint8_t kb_ckp_get(kb_ckp_cur_t *c, uint8_t n)
 {
-    kb_ckp_sweep_t o;
-    kb_ckp_score_t s;
-    if (m->count == 0)
-        return 0;
-    o.first = (kb_ckp_dist_t)~(kb_ckp_dist_t)0;
-    (void)kb_ckp_sweep(m, x, 0, 0, m->count, &o);
-    for (;;) {
-        const kb_ckp_dist_t base = o.first;
-        o.next = base;
-        s = kb_ckp_sweep(m, x, base, 1, m->count, &o);
-        if (s != 0 || o.next == base) /* a decision, or no ring beyond this one */
-            return s;
-        o.first = o.next;
-    }
+    return kb_ckp_bits(c, n, 0, 0);
 }
+
+/* ---- learning (contract 6.5) ---- */
 
 /* The centres 2u+1 of input codes u (P bits), into the scratch's first half. */
 static kb_ckp_centre_t *kb_ckp_centres(const kb_ckp_t *m, const uint8_t *u)
@@ -320,27 +273,19 @@ static kb_ckp_centre_t *kb_ckp_centres(const kb_ckp_t *m, const uint8_t *u)
     return x;
 }
 
-static inline kb_ckp_score_t kb_ckp_score(const kb_ckp_t *m, const uint8_t *u)
+/* Write a slot at the cursor: the label, then each centre as a b-bit code. A centre c on the
+ * grid of 2^-(P+1) lies in the b-bit bin c >> (P + 1 - b): the input's 2u + 1 gives u >> (P - b)
+ * (6.5), a stored centre (2v + 1) << (P - b') gives v >> (b' - b), its code lowered (6.6). */
+static __attribute__((noinline)) void kb_ckp_put_slot(const kb_ckp_t *m, kb_ckp_cur_t *c,
+                                                      uint8_t label, const kb_ckp_centre_t *x,
+                                                      uint8_t b)
 {
-    return kb_ckp_score_centres(m, kb_ckp_centres(m, u));
-}
-
-static inline uint8_t kb_ckp_predict(const kb_ckp_t *m, const uint8_t *u)
-{
-    return (uint8_t)(kb_ckp_score(m, u) > 0);
-}
-
-/* ---- learning (contract 6.5) ---- */
-
-/* norm + delta, saturated to [-2^30, 2^30 - 1] (|norm| <= 2^30 and |delta| < 2^27: no wrap). */
-static void kb_ckp_norm_add(kb_ckp_t *m, int32_t delta)
-{
-    int32_t n = m->norm + delta;
-    if (n > KB_CKP_NORM_MAX)
-        n = KB_CKP_NORM_MAX;
-    else if (n < KB_CKP_NORM_MIN)
-        n = KB_CKP_NORM_MIN;
-    m->norm = n;
+    const uint8_t sh = (uint8_t)(KB_CKP_BITS(m) + 1u - b);
+    kb_ckp_dim_t j;
+    (void)m;
+    kb_ckp_bits(c, 1, label, 1);
+    for (j = 0; j < KB_CKP_DIMS(m); j++)
+        kb_ckp_bits(c, b, (uint8_t)(x[j] >> sh), 1);
 }
 
 /* A mistake adds when B < B_max and B * (q << qshift) < norm: norm > 0 and
@@ -357,93 +302,174 @@ static uint8_t kb_ckp_adds(const kb_ckp_t *m)
             return 0;
         q = KB_CKP_Q(m, i);
     }
-    return (uint8_t)(kb_mul16(B, q) <= (uint32_t)(m->norm - 1) >> KB_CKP_QSHIFT(m));
+    return (uint8_t)(kb_ckp_mul_q(B, q) <= (uint32_t)(m->norm - 1) >> KB_CKP_QSHIFT(m));
 }
 
-/* B -> B+1 support vectors: every slot rewritten at its new precision, in place, from the first
- * (a slot never moves up nor gains bits, so nothing unread is overwritten); then the bits the
- * old layout held past the new one are cleared. Returns the first bit of the new slot B. */
-static kb_ckp_pos_t kb_ckp_lower(kb_ckp_t *m)
+/* n saturated to [-2^30, 2^30 - 1] (n = norm + delta: |norm| <= 2^30, |delta| < 2^27, no
+ * wrap). n is inside when its bits 31 and 30 agree: a test of the top byte, no 32-bit compare. */
+static inline int32_t kb_ckp_sat(int32_t n)
 {
-    uint8_t *mem = KB_CKP_MEM(m);
-    const kb_ckp_count_t B = m->count, n1o = m->n1;
-    const uint8_t bo = m->b;
-    kb_ckp_pos_t src = 0, dst = 0, end;
-    kb_bitreader_t r;
-    kb_ckp_count_t i;
-    m->count = (kb_ckp_count_t)(B + 1u);
-    kb_ckp_schedule(m);
-    kb_bitreader_init(&r, mem);
-    for (i = 0; i < B; i++) {
-        const uint8_t so = (uint8_t)(i < n1o ? bo + 1u : bo);
-        const uint8_t sn = (uint8_t)(i < m->n1 ? m->b + 1u : m->b);
-        kb_ckp_dim_t j;
-        kb_ckp_put(mem, dst++, 1, kb_ckp_get(&r, 1));
-        src++;
-        for (j = 0; j < KB_CKP_DIMS(m); j++) {
-            kb_ckp_put(mem, dst, sn, (uint8_t)(kb_ckp_get(&r, so) >> (so - sn)));
-            src = (kb_ckp_pos_t)(src + so);
-            dst = (kb_ckp_pos_t)(dst + sn);
+    const uint8_t top = (uint8_t)((uint32_t)n >> 24);
+    if ((uint8_t)(top + 0x40u) & 0x80u)
+        return (top & 0x80u) ? KB_CKP_NORM_MIN : KB_CKP_NORM_MAX;
+    return n;
+}
+
+/* The passes of one step over the support vectors (see kb_ckp_step). */
+#define KB_CKP_NEAREST 0 /* the nearest distance */
+#define KB_CKP_RING 1    /* sum y_i w(d_i - base) over d_i >= base (contract 3.3) */
+#define KB_CKP_LOCATE 2  /* the margin sum y_i w(d_i) (base 0); captures the evicted slot */
+#define KB_CKP_EVICTED 3 /* the margin of the evicted slot's centres */
+#define KB_CKP_LOWER 4   /* every slot rewritten at the precision of B + 1 slots (6.6) */
+
+/* Score the codes u (P bits each) and, unless `mistake` is NULL, learn them with label y in
+ * {0, 1} (contract 6.5; *mistake is set to 1 on a mistake). Returns the score before learning.
+ *
+ * Everything is passes of one loop over the support vectors, so that the decoder exists once
+ * in flash and a small chip's stack holds no nested frame: NEAREST, the score's RINGs
+ * (contract 3.3, 6.4), then on a mistake LOCATE (the margin m(x); for a replacement also where
+ * the evicted slot starts, its centres, label and weight w(|x - c_R|^2)), then EVICTED (its
+ * margin m(c_R)) or LOWER (B -> B+1 slots, each rewritten in place from the first: a slot
+ * never moves up nor gains bits and is read whole before it is written, so nothing unread is
+ * overwritten). Then the norm (6.5) and the new slot. */
+static kb_ckp_score_t kb_ckp_step(kb_ckp_t *m, const uint8_t *u, uint8_t y, uint8_t *mistake)
+{
+    kb_ckp_centre_t *const rc = KB_CKP_SCRATCH(m) + KB_CKP_DIMS(m);
+    const kb_ckp_centre_t *x = kb_ckp_centres(m, u);
+    const kb_ckp_count_t B = m->count, n1 = m->n1;
+    const uint8_t b0 = m->b;
+    kb_ckp_count_t capture = B; /* none */
+    kb_ckp_score_t s = 0, mg = 0, r;
+    kb_ckp_dist_t base = 0, first = (kb_ckp_dist_t)~(kb_ckp_dist_t)0, next = 0;
+    kb_ckp_cur_t at;
+    uint8_t pass = KB_CKP_NEAREST, yR = 0, bR = 0, wR = 0;
+    int32_t delta;
+    for (;;) {
+        kb_ckp_cur_t c;
+        kb_ckp_count_t i;
+        uint8_t b = (uint8_t)(b0 + 1u);
+        c.p = KB_CKP_MEM(m);
+        c.mask = 1;
+        if (pass == KB_CKP_LOWER)
+            at = c; /* the writer */
+        r = 0;
+        for (i = 0; i < B; i++) {
+            const uint8_t keep = (uint8_t)(i == capture || pass == KB_CKP_LOWER);
+            uint8_t positive, sh;
+            kb_ckp_dist_t d = 0;
+            kb_ckp_dim_t j;
+            if (i == n1)
+                b = b0;
+            sh = (uint8_t)(KB_CKP_BITS(m) - b);
+            if (i == capture) {
+                at = c;
+                bR = b;
+            }
+            positive = kb_ckp_get(&c, 1);
+            for (j = 0; j < KB_CKP_DIMS(m); j++) {
+                const kb_ckp_centre_t v =
+                    (kb_ckp_centre_t)((kb_ckp_centre_t)(2u * kb_ckp_get(&c, b) + 1u) << sh);
+                if (keep)
+                    rc[j] = v;
+                d = (kb_ckp_dist_t)(d + kb_ckp_sq((kb_ckp_centre_t)(x[j] > v ? x[j] - v
+                                                                           : v - x[j])));
+            }
+            if (pass == KB_CKP_LOWER) {
+                kb_ckp_put_slot(m, &at, positive, rc, (uint8_t)(i < m->n1 ? m->b + 1u : m->b));
+                continue;
+            }
+            if (d < base)
+                continue;
+            if (d < first)
+                first = d;
+            if (d > base && (next == base || d < next))
+                next = d;
+            if (pass != KB_CKP_NEAREST) {
+                const uint8_t k = kb_ckp_log_weight(KB_CKP_TABLE(m), KB_CKP_NTAB(m),
+                                                    KB_CKP_C(m), (kb_ckp_dist_t)(d - base));
+                if (i == capture) {
+                    yR = positive;
+                    wR = k;
+                }
+                r = (kb_ckp_score_t)(positive ? r + k : r - k);
+            }
         }
+        if (pass == KB_CKP_NEAREST) {
+            pass = KB_CKP_RING;
+        } else if (pass == KB_CKP_RING) {
+            if (r == 0 && next != base) { /* every ring so far cancels: the next one */
+                first = next;
+            } else {
+                s = r;
+                if (!mistake || !(y ? s <= 0 : s >= 0))
+                    return s;
+                *mistake = 1;
+                base = 0;
+                if (B != 0 && !kb_ckp_adds(m)) /* replace: the generator moves only here */
+                    capture = (kb_ckp_count_t)kb_rng_below(&m->rng, B);
+                pass = KB_CKP_LOCATE;
+                continue;
+            }
+        } else if (pass == KB_CKP_LOCATE) {
+            mg = r;
+            if (capture != B) {
+                x = rc;
+                capture = B;
+                pass = KB_CKP_EVICTED;
+                continue;
+            }
+            if (B == 0) /* the first support vector: norm = 0 + 2*0 + C */
+                m->norm = 0;
+            m->count = (kb_ckp_count_t)(B + 1u);
+            kb_ckp_schedule(m);
+            pass = KB_CKP_LOWER;
+            continue;
+        } else {
+            break;
+        }
+        base = first;
+        next = base;
     }
-    for (end = dst; end < src; end++)
-        kb_ckp_put(mem, end, 1, 0);
-    return dst;
+    /* adding:    norm + 2m + C                      (m = y' margin(x))
+     * replacing: norm + 2(m - m_R - y' y_R k) + 2C  (m_R = y_R margin(c_R), k = w(|x - c_R|^2))
+     *            = norm + 2(m - y_R (margin(c_R) + y' k) + C) */
+    delta = y ? mg : -(int32_t)mg;
+    if (pass == KB_CKP_LOWER) {
+        /* every bit past the new layout cleared (those past the old one are 0 already) */
+        uint8_t *const end = KB_CKP_MEM(m) + KB_CKP_MEM_BYTES(m);
+        kb_ckp_cur_t z;
+        for (z = at; z.p < end; z.p++, z.mask = 1)
+            *z.p &= (uint8_t)(z.mask - 1u);
+        bR = m->b; /* slot B >= n1: the new slot holds b bits */
+        delta = 2 * delta + KB_CKP_C(m);
+    } else {
+        r = (kb_ckp_score_t)(y ? r + wR : r - wR); /* |margin| + C < 2^23 */
+        delta = 2 * (delta - (yR ? r : -(int32_t)r) + KB_CKP_C(m));
+    }
+    m->norm = kb_ckp_sat(m->norm + delta);
+    kb_ckp_put_slot(m, &at, y, KB_CKP_SCRATCH(m), bR);
+    return s;
+}
+
+static inline kb_ckp_score_t kb_ckp_score(kb_ckp_t *m, const uint8_t *u)
+{
+    return kb_ckp_step(m, u, 0, NULL);
+}
+
+static inline uint8_t kb_ckp_predict(kb_ckp_t *m, const uint8_t *u)
+{
+    return (uint8_t)(kb_ckp_score(m, u) > 0);
 }
 
 /* One learning step (contract 6.5) for codes u (P bits each) and label y in {0, 1}. Returns
- * the score before learning; *mistake (may be NULL) is set to 1 on a mistake. */
-static kb_ckp_score_t kb_ckp_learn(kb_ckp_t *m, const uint8_t *u, uint8_t y, uint8_t *mistake)
+ * the score before learning; *mistake (may be NULL) is set to 1 on a mistake, else 0. */
+static inline kb_ckp_score_t kb_ckp_learn(kb_ckp_t *m, const uint8_t *u, uint8_t y,
+                                          uint8_t *mistake)
 {
-    kb_ckp_centre_t *x = kb_ckp_centres(m, u);
-    const kb_ckp_score_t s = kb_ckp_score_centres(m, x);
-    const uint8_t miss = (uint8_t)(y ? s <= 0 : s >= 0);
+    uint8_t miss = 0;
+    const kb_ckp_score_t s = kb_ckp_step(m, u, y, &miss);
     if (mistake)
         *mistake = miss;
-    if (miss) {
-        const kb_ckp_count_t B = m->count;
-        const uint8_t C = KB_CKP_C(m);
-        kb_ckp_pos_t pos = 0;
-        uint8_t b, sh;
-        kb_ckp_dim_t j;
-        if (B == 0) {
-            m->count = 1;
-            kb_ckp_schedule(m);
-            m->norm = C;
-            b = m->b;
-        } else {
-            /* add or replace: decided before the margins, which only update the norm */
-            const uint8_t add = kb_ckp_adds(m);
-            const kb_ckp_count_t evict =
-                (kb_ckp_count_t)(add ? B : (kb_ckp_count_t)kb_rng_below(&m->rng, B));
-            kb_ckp_sweep_t o;
-            int32_t mg;
-            o.first = 0;
-            o.next = 0;
-            mg = kb_ckp_sweep(m, x, 0, 1, evict, &o);
-            if (!y)
-                mg = -mg;
-            if (add) {
-                pos = kb_ckp_lower(m);
-                b = m->b; /* slot B >= n1: the new slot holds b bits */
-                kb_ckp_norm_add(m, 2 * mg + C);
-            } else {
-                /* the evicted slot: its margin, from its centres (captured by the sweep) */
-                int32_t mR = kb_ckp_sweep(m, KB_CKP_SCRATCH(m) + KB_CKP_DIMS(m), 0, 1, B, &o);
-                const int32_t w = kb_ckp_weight(m, o.dR);
-                if (!o.yR)
-                    mR = -mR;
-                pos = o.posR;
-                b = o.bR;
-                kb_ckp_norm_add(m, 2 * (mg - mR - (y == o.yR ? w : -w)) + 2 * (int32_t)C);
-            }
-        }
-        /* label y, then the codes u >> (P - b) */
-        sh = (uint8_t)(KB_CKP_BITS(m) - b);
-        kb_ckp_put(KB_CKP_MEM(m), pos++, 1, y ? 1u : 0u);
-        for (j = 0; j < KB_CKP_DIMS(m); j++, pos = (kb_ckp_pos_t)(pos + b))
-            kb_ckp_put(KB_CKP_MEM(m), pos, b, (uint8_t)(u[j] >> sh));
-    }
     return s;
 }
 

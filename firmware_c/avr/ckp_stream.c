@@ -18,7 +18,8 @@
  * header the host generates from a model file (kilobit.ckp_fw.header), passed with -include.
  *
  * RAM: the bit budget's memory, the model state (generator 2, count, norm 4, schedule), one
- * frame (label + M codes), M bytes of scratch for a replaced support vector, and the stack.
+ * frame (label + M codes), 2M bytes of scratch (the point's centres and a decoded support
+ * vector's), and the stack.
  * Cycle markers on GPIOR1 bracket the compute only: 1 before and 2 after a learning step, 3
  * before and 4 after a query.
  */
@@ -47,6 +48,8 @@
 #define KB_OP_INFO 'I'
 #define KB_OP_STOP 'S'
 #define KB_DIMS KB_CKP_CONST_DIMS
+/* The score travels as 2 or 4 bytes (docs/uart-protocol.md): a 24-bit score is sign-extended. */
+#define KB_SCORE_BYTES (sizeof(kb_ckp_score_t) == 2 ? 2u : 4u)
 
 #define MARK(v) (GPIOR1 = (uint8_t)(v))
 #define KB_DIRTY GPIOR2 /* 1: the memory changed since the last dump */
@@ -64,7 +67,7 @@ static const uint8_t kb_info[] PROGMEM = {
     0,
     KB_CKP_CONST_C,
     KB_CKP_CONST_NTAB,
-    (uint8_t)sizeof(kb_ckp_score_t),
+    KB_SCORE_BYTES,
     (uint8_t)(KB_CKP_CONST_MEM_BYTES & 0xFF), (uint8_t)(KB_CKP_CONST_MEM_BYTES >> 8),
 };
 
@@ -75,10 +78,10 @@ static uint8_t frame[1 + KB_DIMS]; /* the label (learn), then the codes */
 static void reply_step(uint8_t op, kb_ckp_score_t s, uint8_t flags)
 {
     uint8_t i;
-    kb_reply_begin(op, (uint16_t)(3u + sizeof s));
+    kb_reply_begin(op, (uint16_t)(3u + KB_SCORE_BYTES));
     kb_tx_crc((uint8_t)(flags | (s > 0)));
     kb_tx16((uint16_t)model.count);
-    for (i = 0; i < sizeof s; i++) {
+    for (i = 0; i < KB_SCORE_BYTES; i++) {
         kb_tx_crc((uint8_t)s);
         s = (kb_ckp_score_t)(s >> 8); /* arithmetic shift of a negative score: the bytes */
     }
@@ -121,25 +124,18 @@ int main(void)
             continue;
         }
 
-        if (learn) {
+        if (learn || op == KB_OP_QUERY) {
+            /* one call site: the score and the learning step are one function, inlined once */
+            uint8_t mistake = 0;
             kb_ckp_score_t s;
-            uint8_t mistake;
-            MARK(1);
+            MARK(learn ? 1 : 3);
             KB_BARRIER();
-            s = kb_ckp_learn(&model, u, frame[0], &mistake);
+            s = kb_ckp_step(&model, u, frame[0], learn ? &mistake : NULL);
             KB_BARRIER();
-            MARK(2);
+            MARK(learn ? 2 : 4);
             if (mistake)
                 KB_DIRTY = 1;
             reply_step(op, s, (uint8_t)(mistake << 1));
-        } else if (op == KB_OP_QUERY) {
-            kb_ckp_score_t s;
-            MARK(3);
-            KB_BARRIER();
-            s = kb_ckp_score(&model, u);
-            KB_BARRIER();
-            MARK(4);
-            reply_step(op, s, 0);
         } else if (op == KB_OP_DUMP) {
             /* payload byte 1: "only if changed" */
             const uint16_t n = (uint16_t)((len != 0 && frame[0] != 0 && KB_DIRTY == 0)
