@@ -134,7 +134,7 @@ static inline kb_err_t kb_bonsai_init(kb_bonsai_t *m, const uint8_t *pl, uint32_
 static inline kb_err_t kb_bonsai_load(kb_bonsai_t *m, const uint8_t *data, size_t len)
 {
     uint8_t type;
-    uint32_t plen, rest;
+    uint32_t plen;
     const uint8_t *pl = data + KB_FILE_HEAD;
     kb_err_t err = kb_file_unpack(data, len, &type, &plen);
     if (err != KB_OK)
@@ -144,16 +144,7 @@ static inline kb_err_t kb_bonsai_load(kb_bonsai_t *m, const uint8_t *data, size_
     err = kb_bonsai_init(m, pl, plen, 1);
     if (err != KB_OK)
         return err;
-    if (m->used >= plen)
-        return KB_ERR_TRUNCATED;
-    rest = plen - m->used - 1u; /* the trailer: has_scaler, then float32 lo/hi (host use) */
-    if (pl[m->used] == 1) {
-        if (rest != 8u * m->proj.dims)
-            return KB_ERR_TRUNCATED;
-    } else if (pl[m->used] != 0 || rest != 0) {
-        return KB_ERR_TRAILER;
-    }
-    return KB_OK;
+    return kb_file_trailer(pl, plen, m->used, m->proj.dims);
 }
 
 /* Feature j has code c: 0, or -1 (nothing changed) for an index not above the previous one of

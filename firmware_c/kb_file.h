@@ -60,9 +60,11 @@ static inline const char *kb_strerror(kb_err_t err)
 #define KB_FILE_TYPE_CKP 2 /* docs/contract.md section 6; loaded by kb_ckp.h */
 #define KB_FILE_TYPE_BONSAI 3 /* docs/contract.md section 8; loaded by kb_bonsai.h */
 #define KB_FILE_TYPE_ASSOC 5 /* docs/contract.md section 9; loaded by kb_assoc.h */
+#define KB_FILE_TYPE_PROTONN 4 /* docs/contract.md section 10; loaded by kb_protonn.h */
 #ifndef KB_FILE_TYPE_KNOWN
 #define KB_FILE_TYPE_KNOWN(t) ((t) == KB_FILE_TYPE_RKP || (t) == KB_FILE_TYPE_BONSAI || \
-                               (t) == KB_FILE_TYPE_ASSOC || (t) == KB_FILE_TYPE_CKP)
+                               (t) == KB_FILE_TYPE_ASSOC || (t) == KB_FILE_TYPE_CKP || \
+                               (t) == KB_FILE_TYPE_PROTONN)
 #endif
 #define KB_FILE_HEAD 12 /* magic, version, type, reserved, payload length */
 #define KB_FILE_CRC 4
@@ -114,6 +116,20 @@ static inline kb_err_t kb_file_unpack(const uint8_t *data, size_t len, uint8_t *
         return KB_ERR_CRC;
     *payload_len = plen;
     return KB_OK;
+}
+
+/* The trailer of a host-trained predictor's payload pl[0 .. plen), from pl[used] on: has_scaler,
+ * then float32 lo[dims], hi[dims] for the host (skipped, never read). */
+static inline kb_err_t kb_file_trailer(const uint8_t *pl, uint32_t plen, uint32_t used,
+                                       uint16_t dims)
+{
+    uint32_t rest;
+    if (used >= plen)
+        return KB_ERR_TRUNCATED;
+    rest = plen - used - 1u;
+    if (pl[used] == 1)
+        return rest == 8u * dims ? KB_OK : KB_ERR_TRUNCATED;
+    return pl[used] != 0 || rest != 0 ? KB_ERR_TRAILER : KB_OK;
 }
 
 /* check_params of kilobit.rkp, plus the generator state. */

@@ -292,7 +292,7 @@ def _bad_files():
     yield "magic", b"\x00" * 40
     yield "version", container(payload(), version=2)
     yield "version", container(payload(), version=0)
-    yield "type", container(payload(), mtype=4)  # 2 is ckp now (issue 4); 4 is unassigned
+    yield "type", container(payload(), mtype=6)  # 2 is ckp (issue 4), 4 protonn (issue 6)
     yield "type", container(payload(), mtype=0)
     yield "truncated", good[:-1]
     yield "truncated", good + b"\x00"

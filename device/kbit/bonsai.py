@@ -119,19 +119,7 @@ class Bonsai:
         """A model from a .kb file (bytes-like or a stream with readinto()). Raises
         kbfile.ModelFileError. Only the part the device uses is kept: the host-only scaler of
         the trailer is skipped as it is read."""
-        r = kbfile.Reader(src)
-        err = None
-        m = None
-        try:
-            m = cls._read(r)
-        except kbfile.ModelFileError:
-            raise
-        except ValueError as e:
-            err = "bad bonsai model: %s" % e
-        r.finish()  # a corrupt file is called corrupt before its contents are judged
-        if err:
-            raise kbfile.ModelFileError(err)
-        return m
+        return kbfile.load(cls, src, "bonsai")
 
     @classmethod
     def _read(cls, r):

@@ -19,6 +19,8 @@ TYPES = (TYPE_RKP, TYPE_CKP)
 TYPES += (TYPE_BONSAI,)
 TYPE_ASSOC = const(5)
 TYPES += (TYPE_ASSOC,)
+TYPE_PROTONN = const(4)
+TYPES += (TYPE_PROTONN,)
 
 # CRC-32 (reflected polynomial 0xEDB88320), nibble table split into high and low 16 bits.
 _CRC_HI = (0x0000, 0x1DB7, 0x3B6E, 0x26D9, 0x76DC, 0x6B6B, 0x4DB2, 0x5005,
@@ -168,6 +170,24 @@ class Reader:
             raise ModelFileError("truncated or padded model file")
         if not self.crc.matches(buf):
             raise ModelFileError("corrupt model file (CRC mismatch)")
+
+
+def load(cls, src, name):
+    """cls._read(Reader(src)) -> a model, with the container checked in full before a payload
+    error is reported: a corrupt file is called corrupt, not "bad <name> model: ..."."""
+    r = Reader(src)
+    err = None
+    m = None
+    try:
+        m = cls._read(r)
+    except ModelFileError:
+        raise
+    except ValueError as e:
+        err = "bad %s model: %s" % (name, e)
+    r.finish()
+    if err:
+        raise ModelFileError(err)
+    return m
 
 
 def write(stream, mtype, parts):

@@ -1,5 +1,5 @@
 /*
- * predict_stream.c - a host-trained predictor (Bonsai; ProtoNN next) on an AVR, over the UART,
+ * predict_stream.c - a host-trained predictor (Bonsai, ProtoNN) on an AVR, over the UART,
  * with the input streamed one feature at a time (docs/uart-protocol.md, "Predictor firmware").
  *
  *     update   start index u16, codes[1..KB_FW_CHUNK]  -> count u16 (features taken so far)
@@ -36,6 +36,16 @@ typedef kb_bonsai_t kb_fw_model_t;
 #define KB_FW_INIT(m) kb_bonsai_init((m), kb_fw_payload, KB_FW_PAYLOAD_LEN, 0)
 #define KB_FW_UPDATE_RUN(m, j, c, n) kb_bonsai_update_run((m), (j), (c), (n))
 #define KB_FW_PREDICT(m) kb_bonsai_predict(m)
+#define KB_FW_DIMS(m) ((m)->proj.dims)
+#define KB_FW_TOP(m) ((m)->proj.top)
+#define KB_FW_NEXT(m) ((m)->proj.next)
+#elif KB_FW_MODEL_TYPE == 4
+#define KB_PROTONN_NO_FIELDS /* D and k: 6 bytes a prototype; the reply leaves them out */
+#include "../kb_protonn.h"
+typedef kb_protonn_t kb_fw_model_t;
+#define KB_FW_INIT(m) kb_protonn_init((m), kb_fw_payload, KB_FW_PAYLOAD_LEN, 0)
+#define KB_FW_UPDATE_RUN(m, j, c, n) kb_protonn_update_run((m), (j), (c), (n))
+#define KB_FW_PREDICT(m) kb_protonn_predict(m)
 #define KB_FW_DIMS(m) ((m)->proj.dims)
 #define KB_FW_TOP(m) ((m)->proj.top)
 #define KB_FW_NEXT(m) ((m)->proj.next)
@@ -120,7 +130,7 @@ int main(void)
             kb_tx16(KB_FW_NEXT(&model));
             kb_reply_end();
         } else if (op == KB_OP_PREDICT) {
-            uint8_t pred;
+            uint32_t pred; /* Bonsai: a class; ProtoNN: a class or a multilabel bit mask */
             MARK(3);
             KB_BARRIER();
             pred = KB_FW_PREDICT(&model);
@@ -130,8 +140,19 @@ int main(void)
             {
                 uint8_t r;
                 kb_reply_begin(op, (uint16_t)(2u + 2u * model.proj.d + 4u * model.L));
-                kb_tx_crc(pred);
+                kb_tx_crc((uint8_t)pred);
                 kb_tx_crc(model.leaf);
+                for (r = 0; r < model.proj.d; r++)
+                    kb_tx16((uint16_t)model.P[r]);
+                for (r = 0; r < model.L; r++)
+                    kb_tx32((uint32_t)model.scores[r]);
+                kb_reply_end();
+            }
+#elif KB_FW_MODEL_TYPE == 4
+            {
+                uint8_t r;
+                kb_reply_begin(op, (uint16_t)(4u + 2u * model.proj.d + 4u * model.L));
+                kb_tx32(pred);
                 for (r = 0; r < model.proj.d; r++)
                     kb_tx16((uint16_t)model.P[r]);
                 for (r = 0; r < model.L; r++)

@@ -6,7 +6,8 @@
  *
  * One step per line: "P x0 .. xD-1" (the D codes of one input, streamed feature by feature
  * in index order; zeros are streamed too). Per step it prints the golden fields of the model,
- * space-separated; for Bonsai: P[0..d-1], the leaf, the L scores, the prediction.
+ * space-separated; for Bonsai: P[0..d-1], the leaf, the L scores, the prediction; for ProtoNN
+ * (model type 4): P[0..d-1], D[0..m-1], k[0..m-1], the L scores, the prediction.
  *
  * Exit status: 0 ok; 1 output failed; 2 model refused (or unreadable, or bad usage);
  * 3 malformed step line. Errors go to stderr as "error: <text>", a refused model's text being
@@ -19,6 +20,7 @@
 
 #include "../kb_bonsai.h"
 #include "../kb_file.h"
+#include "../kb_protonn.h"
 
 #define KB_PREDICT_MAX_FILE (1ul << 20)
 #define KB_PREDICT_MAX_LINE (1ul << 20)
@@ -26,6 +28,7 @@
 static uint8_t file_buf[KB_PREDICT_MAX_FILE + 1];
 static char line[KB_PREDICT_MAX_LINE];
 static kb_bonsai_t model;
+static kb_protonn_t protonn;
 
 static void die(int status, const char *what, unsigned long step)
 {
@@ -75,6 +78,8 @@ int main(int argc, char **argv)
     unsigned long step = 0;
     kb_err_t err;
     FILE *f;
+    int is_protonn;
+    kb_proj_t *proj;
 
     if (argc != 2)
         die(2, "usage: kb_predict MODEL.kb < steps", 0);
@@ -89,15 +94,18 @@ int main(int argc, char **argv)
         err = kb_file_head(file_buf, len, &type);
         die(2, kb_strerror(err != KB_OK ? err : KB_ERR_LIMIT), 0);
     }
-    err = kb_bonsai_load(&model, file_buf, len);
+    is_protonn = len > 5 && file_buf[5] == KB_FILE_TYPE_PROTONN;
+    err = is_protonn ? kb_protonn_load(&protonn, file_buf, len)
+                     : kb_bonsai_load(&model, file_buf, len);
     if (err != KB_OK)
         die(2, kb_strerror(err), 0);
+    proj = is_protonn ? &protonn.proj : &model.proj;
 
     while (fgets(line, sizeof line, stdin)) {
         const char *s = skip_space(line);
         unsigned long v;
         uint16_t j;
-        uint8_t pred, r, l;
+        uint8_t r, l;
         if (*s == '\0')
             continue;
         step++;
@@ -106,24 +114,39 @@ int main(int argc, char **argv)
         if (*s != 'P' || !is_space(s[1]))
             die(3, "expected 'P codes..'", step);
         s++;
-        for (j = 0; j < model.proj.dims; j++) {
+        for (j = 0; j < proj->dims; j++) {
             s = skip_space(s);
             if (*s == '\0')
                 die(3, "fewer codes than the model's dims", step);
-            if (!parse_uint(&s, model.proj.top, &v))
+            if (!parse_uint(&s, proj->top, &v))
                 die(3, "code is not an integer in 0..2^in_bits-1", step);
-            if (kb_bonsai_update(&model, j, (uint8_t)v) != 0)
+            if (kb_proj_update(proj, j, (uint8_t)v) != 0)
                 die(3, "update refused", step);
         }
         if (*skip_space(s) != '\0')
             die(3, "more codes than the model's dims", step);
-        pred = kb_bonsai_predict(&model);
-        for (r = 0; r < model.proj.d; r++)
-            printf("%d ", model.P[r]);
-        printf("%d", model.leaf);
-        for (l = 0; l < model.L; l++)
-            printf(" %ld", (long)model.scores[l]);
-        printf(" %d\n", pred);
+        if (is_protonn) {
+            const unsigned long pred = (unsigned long)kb_protonn_predict(&protonn);
+            for (r = 0; r < protonn.proj.d; r++)
+                printf("%d ", protonn.P[r]);
+            for (j = 0; j < protonn.m; j++)
+                printf("%ld ", (long)protonn.D[j]);
+            for (j = 0; j < protonn.m; j++)
+                printf("%d ", protonn.k[j]);
+            for (l = 0; l < protonn.L; l++)
+                printf("%ld ", (long)protonn.scores[l]);
+            printf("%lu\n", pred);
+            continue;
+        }
+        {
+            const uint8_t pred = kb_bonsai_predict(&model);
+            for (r = 0; r < model.proj.d; r++)
+                printf("%d ", model.P[r]);
+            printf("%d", model.leaf);
+            for (l = 0; l < model.L; l++)
+                printf(" %ld", (long)model.scores[l]);
+            printf(" %d\n", pred);
+        }
     }
     if (ferror(stdin))
         die(3, "cannot read steps", 0);

@@ -33,7 +33,7 @@ import time
 import numpy as np
 
 from . import kbfile, smat
-from .errors import KilobitError, ModelFileError
+from .errors import KilobitError
 from .fixedpoint import ACT_MAX, SMALL, pow2_exponent, qmax, quantize, range_exponent, \
     rshift_round, sat
 from .proj import SHIFT_MAX, Projection, p_exponent, quantize_projection, random_projection
@@ -412,10 +412,12 @@ def train(X01, y, depth=3, proj=10, sigma=1.0, budget_z=None, budget_theta=None,
 # ----------------------------------------------------------------------------------------------
 # Integer model: the contract (docs/contract.md section 8)
 
-class BonsaiInt:
+class BonsaiInt(kbfile.PayloadModel):
     """Integer Bonsai: a Projection (kilobit.proj) and the tree.
 
-    theta (ni x d), W and V (N x L x d) integers; wshift, vshift (N,) shifts; tanh_bits eT."""
+    theta (ni x d), W and V (N x L x d) integers; wshift, vshift (N,) shifts; tanh_bits eT.
+    The model file: payload(), to_bytes(), from_bytes(), device_bytes() (kbfile.PayloadModel)."""
+    NAME = "bonsai"
 
     def __init__(self, projection, theta, W, V, wshift, vshift, tanh_bits, depth, classes,
                  tree_enc=None):
@@ -523,24 +525,6 @@ class BonsaiInt:
                 + b"".join(blocks) + bytes(int(s) for s in self.wshift)
                 + bytes(int(s) for s in self.vshift))
         return head + self.pj.pack() + tree + kbfile.pack_scaler(scaler)
-
-    def device_bytes(self):
-        """Bytes the device stores: the payload without the host-only trailer."""
-        return len(self.payload()) - 1
-
-    def to_bytes(self, scaler=None):
-        return kbfile.pack("bonsai", self.payload(scaler))
-
-    @classmethod
-    def from_bytes(cls, data):
-        """(BonsaiInt, scaler or None); ModelFileError says what is wrong."""
-        name, pl = kbfile.unpack(data)
-        if name != "bonsai":
-            raise ModelFileError("bad parameters: not a bonsai model (%s)" % name)
-        try:
-            return cls._parse(pl)
-        except (ValueError, struct.error) as e:
-            raise ModelFileError("bad bonsai model: %s" % e) from None
 
     @classmethod
     def _parse(cls, pl):

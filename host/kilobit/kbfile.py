@@ -15,6 +15,7 @@ MODEL_TYPES = {"rkp": 1}
 MODEL_TYPES["bonsai"] = 3  # docs/contract.md section 8
 MODEL_TYPES["ckp"] = 2  # docs/contract.md section 6
 MODEL_TYPES["assoc"] = 5  # docs/contract.md section 9
+MODEL_TYPES["protonn"] = 4  # docs/contract.md section 10
 MODEL_NAMES = {v: k for k, v in MODEL_TYPES.items()}
 _HEAD = struct.Struct("<4sBBHI")
 
@@ -80,3 +81,30 @@ def unpack_scaler(p, off, n, model):
     if p[off] != 0 or len(p) != off + 1:
         raise ModelFileError("bad %s trailer" % model)
     return None
+
+
+class PayloadModel:
+    """The model-file methods of a host-trained predictor (Bonsai, ProtoNN): the subclass names
+    itself in NAME, writes its payload with payload(scaler) (ending with the host-only trailer,
+    one byte when there is no scaler) and parses it with the classmethod _parse(payload) ->
+    (model, scaler or None), raising ValueError or struct.error on a bad payload."""
+    NAME = None
+
+    def device_bytes(self):
+        """Bytes the device stores: the payload without the host-only trailer."""
+        return len(self.payload()) - 1
+
+    def to_bytes(self, scaler=None):
+        return pack(self.NAME, self.payload(scaler))
+
+    @classmethod
+    def from_bytes(cls, data):
+        """(model, scaler or None); ModelFileError says what is wrong."""
+        name, pl = unpack(data)
+        if name != cls.NAME:
+            raise ModelFileError("bad parameters: not a %s model (%s)" % (cls.NAME, name))
+        try:
+            return cls._parse(pl)
+        except (ValueError, struct.error) as e:
+            prefix, msg = "bad %s model: " % cls.NAME, str(e)
+            raise ModelFileError(msg if msg.startswith(prefix) else prefix + msg) from None

@@ -126,3 +126,23 @@ def quantize_projection(Zf, bf, in_bits, wbits, eP):
     bias = np.clip(np.floor(np.asarray(bf, dtype=np.float64) * 2.0 ** eP + 0.5),
                    -ACT_MAX, ACT_MAX).astype(np.int64)
     return Projection(Zq, shift, bias, in_bits, wbits), eP
+
+
+def random_projection(g, dims, d, wbits, in_bits, enc, zero_bias=False):
+    """A random Projection inside the contract for golden files (numpy Generator g): the
+    extremes of the weight range, a gap of escapes when SPARSE and dims > 60, and scales such
+    that a typical accumulator maps near 2^13 while the largest ones saturate."""
+    q = qmax(wbits)
+    top = (1 << in_bits) - 1
+    zq = min(q, SMALL // (top * dims))
+    dens = 0.15 if enc == smat.SPARSE else 1.0
+    Zq = g.integers(-zq, zq + 1, (dims, d)) * (g.random((dims, d)) < dens)
+    if enc == smat.SPARSE and dims > 60:
+        Zq[dims // 3: dims // 3 + 40] = 0  # a gap of more than 255 positions: escapes
+    Zq[0, 0] = zq
+    Zq[-1, -1] = -zq
+    typ = max(1.0, np.sqrt((Zq != 0).sum(axis=0).max()) * zq * top / 2)
+    base = int(np.clip(np.floor(np.log2(typ)) - 12, 0, SHIFT_MAX))
+    shift = np.clip(base + g.integers(-1, 2, d), 0, SHIFT_MAX)
+    bias = np.zeros(d, dtype=np.int64) if zero_bias else g.integers(-4096, 4097, d)
+    return Projection(Zq, shift, bias, in_bits, wbits, enc=enc)

@@ -5,12 +5,14 @@
 # STEPS holds one step a line: "P x0 .. xD-1". Each line is parsed first; then the D updates and
 # the prediction run under micropython.heap_lock(), so a replay also proves that update and
 # predict allocate nothing (an allocation raises MemoryError). Per step it prints the golden
-# fields: for Bonsai P[0..d-1], leaf, scores[0..L-1], prediction.
+# fields: Bonsai P[0..d-1], leaf, scores[0..L-1], prediction; ProtoNN P, D[0..m-1], k[0..m-1],
+# scores, prediction (kilobit.runtimes.predictors.KBIT_FIELDS).
 import sys
 
 import micropython
 
 from kbit.bonsai import Bonsai
+from kbit.protonn import ProtoNN
 
 model_path, steps_path = sys.argv[1:3]
 
@@ -25,7 +27,10 @@ if not locked:
     raise SystemExit("micropython.heap_lock() does not stop allocations")
 
 with open(model_path, "rb") as f:
-    m = Bonsai.load(f)
+    mtype = f.read(6)[5]
+with open(model_path, "rb") as f:
+    m = (ProtoNN if mtype == 4 else Bonsai).load(f)
+fields = [m.P, m.D, m.k, m.scores] if mtype == 4 else [m.P, m.leaf, m.scores]
 D = m.dims
 u = bytearray(D)
 lock = micropython.heap_lock
@@ -47,4 +52,7 @@ with open(steps_path) as steps:
             p = m.predict()
         finally:
             unlock()
-        print(" ".join(str(v) for v in m.P), m.leaf, " ".join(str(v) for v in m.scores), p)
+        if mtype != 4:
+            fields[1] = m.leaf
+        print(" ".join(str(v) if isinstance(v, int) else " ".join(str(x) for x in v)
+                       for v in fields), p)

@@ -1,9 +1,11 @@
-"""Replays of host-trained predictors (Bonsai; ProtoNN next) on every runtime.
+"""Replays of host-trained predictors (Bonsai, ProtoNN) on every runtime.
 
 A predictor's golden steps are ("P", None, codes): the D codes of one input, streamed feature by
 feature in index order, then a prediction. A replay returns, per step, the golden fields as a
-tuple of ints (for Bonsai: P[0..d-1], leaf, scores[0..L-1], prediction). Each runtime adapter
-hands a model file of a predictor type here (`handles(model)`), by the type in its header.
+tuple of ints (Bonsai: P[0..d-1], leaf, scores[0..L-1], prediction; ProtoNN: P, D[0..m-1],
+k[0..m-1], scores, prediction); a runtime that does not report a field gives None in its place
+(kilobit.golden.compare). Each runtime adapter hands a model file of a predictor type here
+(`handles(model)`), by the type in its header.
 """
 import os
 import subprocess
@@ -13,7 +15,9 @@ from ..errors import KilobitError
 from . import REPO, RuntimeFailure
 
 #: model type byte of the .kb header -> model name (kilobit.kbfile.MODEL_TYPES)
-TYPES = {3: "bonsai"}
+TYPES = {3: "bonsai", 4: "protonn"}
+#: model name -> the kbit model's attributes that make its golden fields (then the prediction)
+KBIT_FIELDS = {"bonsai": ("P", "leaf", "scores"), "protonn": ("P", "D", "k", "scores")}
 MPREPLAY = os.path.join(REPO, "tools", "mpwasm", "replay_predict.py")
 
 
@@ -21,11 +25,19 @@ def handles(model):
     return len(model) > 5 and model[5] in TYPES
 
 
-def _host_model(model):
+def host_class(name):
+    """The integer reference class of a predictor model name."""
+    if name == "protonn":
+        from ..protonn_int import ProtoNNInt
+        return ProtoNNInt
     from ..bonsai import BonsaiInt
+    return BonsaiInt
+
+
+def _host_model(model):
     from ..errors import ModelFileError
     try:
-        return BonsaiInt.from_bytes(model)[0]
+        return host_class(TYPES[model[5]]).from_bytes(model)[0]
     except ModelFileError as e:
         raise RuntimeFailure(str(e)) from None
 
@@ -63,8 +75,10 @@ def replay(runtime, model, steps):
 def _kbit(model, inputs):
     from kbit.bonsai import Bonsai
     from kbit.kbfile import ModelFileError
+    from kbit.protonn import ProtoNN
+    name = TYPES[model[5]]
     try:
-        m = Bonsai.load(bytes(model))
+        m = (ProtoNN if name == "protonn" else Bonsai).load(bytes(model))
     except ModelFileError as e:
         raise RuntimeFailure("ModelFileError: %s" % e) from None
     out = []
@@ -72,7 +86,11 @@ def _kbit(model, inputs):
         for j, c in enumerate(u):
             m.update(j, c)
         p = m.predict()
-        out.append(tuple(list(m.P) + [m.leaf] + list(m.scores) + [p]))
+        row = []
+        for a in KBIT_FIELDS[name]:
+            v = getattr(m, a)
+            row += [v] if isinstance(v, int) else list(v)
+        out.append(tuple(row + [p]))
     return out
 
 
