@@ -54,6 +54,23 @@ static inline const char *kb_strerror(kb_err_t err)
     return "unknown error";
 }
 
+/* kb_strerror with the model named where the error is the model's ("bad protonn
+ * parameters"), as the host's messages; `type` is the file's model type byte. */
+static inline const char *kb_model_strerror(kb_err_t err, uint8_t type)
+{
+    static const char *const text[5][3] = {
+        {"bad rkp parameters", "bad rkp weight table", "bad rkp trailer"},
+        {"bad ckp parameters", "bad ckp weight table", "bad ckp trailer"},
+        {"bad bonsai parameters", "bad bonsai tables", "bad bonsai trailer"},
+        {"bad protonn parameters", "bad protonn tables", "bad protonn trailer"},
+        {"bad assoc parameters or memory", "bad assoc tables", "bad assoc trailer"},
+    };
+    int i = err == KB_ERR_PARAM ? 0 : err == KB_ERR_TABLE ? 1 : err == KB_ERR_TRAILER ? 2 : -1;
+    if (i < 0 || type < 1 || type > 5)
+        return kb_strerror(err);
+    return text[type - 1][i];
+}
+
 #define KB_FILE_MAGIC "KBIT"
 #define KB_FILE_VERSION 1
 #define KB_FILE_TYPE_RKP 1

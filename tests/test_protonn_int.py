@@ -419,9 +419,9 @@ def test_c_host_refuses(name, data, text):
     need(r.missing())
     with pytest.raises(RuntimeFailure) as e:
         r.replay(data, [("P", None, [0, 0, 0])])
-    # kb_strerror's texts: one per error code (KB_ERR_TRUNCATED, KB_ERR_TRAILER, KB_ERR_PARAM)
-    kind = ("truncated" if "truncated" in text else "trailer" if "trailer" in text
-            else "parameters")
+    # kb_model_strerror's texts: one per error code, the model named where it is protonn's
+    kind = ("truncated" if "truncated" in text else "bad protonn trailer" if "trailer" in text
+            else "bad protonn parameters")
     assert kind in str(e.value), str(e.value)
 
 

@@ -111,7 +111,7 @@ int main(int argc, char **argv)
         die(2, kb_strerror(KB_ERR_LIMIT), 0);
     err = kb_assoc_load(&m, file_buf, len, near_buf, dist_buf, 256);
     if (err != KB_OK)
-        die(2, err == KB_ERR_PARAM ? "bad assoc parameters or memory" : kb_strerror(err), 0);
+        die(2, kb_model_strerror(err, KB_FILE_TYPE_ASSOC), 0);
     out = fopen(argv[2], "wb");
     if (!out)
         die(1, "cannot open the memory output", 0);

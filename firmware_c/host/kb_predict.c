@@ -11,7 +11,7 @@
  *
  * Exit status: 0 ok; 1 output failed; 2 model refused (or unreadable, or bad usage);
  * 3 malformed step line. Errors go to stderr as "error: <text>", a refused model's text being
- * kb_strerror's. No malloc: the model file and the line live in static buffers.
+ * kb_model_strerror's. No malloc: the model file and the line live in static buffers.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -98,7 +98,7 @@ int main(int argc, char **argv)
     err = is_protonn ? kb_protonn_load(&protonn, file_buf, len)
                      : kb_bonsai_load(&model, file_buf, len);
     if (err != KB_OK)
-        die(2, kb_strerror(err), 0);
+        die(2, kb_model_strerror(err, file_buf[5]), 0);
     proj = is_protonn ? &protonn.proj : &model.proj;
 
     while (fgets(line, sizeof line, stdin)) {
