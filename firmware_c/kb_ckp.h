@@ -29,7 +29,10 @@
  * Size on the ATtiny2313 (no multiplier, 2 KB flash): one step is passes of a single loop over
  * the memory (kb_ckp_step), fields move one bit at a time through one small function
  * (kb_ckp_bits), the schedule is found by subtraction, the saturation by a test of the top
- * byte: no 32-bit multiply or division is linked.
+ * byte: no 32-bit multiply or division is linked. Even so avr-gcc 5.4 makes ~1600 B of the
+ * step, so on cores without a multiplier the firmware links the same passes hand-written in
+ * assembly (firmware_c/avr/kb_ckp_step.S, ~1000 B; KB_CKP_ASM below says when): this C stays
+ * the reference and the build everywhere else (host, Uno).
  */
 #ifndef KB_CKP_H
 #define KB_CKP_H
@@ -108,6 +111,21 @@ typedef int32_t kb_ckp_score_t;
 #define KB_CKP_MAX_SVS(m) ((kb_ckp_count_t)KB_CKP_CONST_MAX_SVS)
 #define KB_CKP_MEM_BYTES(m) ((uint16_t)KB_CKP_CONST_MEM_BYTES)
 
+/* The step in AVR assembly (firmware_c/avr/kb_ckp_step.S, which repeats this condition) on
+ * cores without a multiplier, when a centre and a count fit a byte, a distance 16 bits and the
+ * point's centres an `std Y+q` displacement: avr-gcc's build of the C below needs ~1400 B, too
+ * many for the ATtiny2313's 2 KB with the UART frames. The assembly reads the tables, the
+ * memory and the model (kb_ckp_model) by name, so they are not static there. */
+#if defined(__AVR__) && !defined(__AVR_HAVE_MUL__) && !defined(KB_CKP_NO_ASM) &&             \
+    KB_CKP_CONST_BITS <= 7 && KB_CKP_CONST_DIMS <= 63 &&                                      \
+    KB_CKP_CONST_DIMS * KB_CKP_CONST_TOP * KB_CKP_CONST_TOP <= 65535L &&                      \
+    KB_CKP_CONST_MAX_SVS <= 255
+#define KB_CKP_ASM
+#define KB_CKP_LINK
+#else
+#define KB_CKP_LINK static
+#endif
+
 #else /* runtime parameters */
 
 typedef uint32_t kb_ckp_dist_t;
@@ -155,17 +173,17 @@ typedef struct {
 } kb_ckp_t;
 
 #ifdef KB_CKP_CONST
-static const uint8_t kb_ckp_table[KB_CKP_CONST_NTAB > 0 ? KB_CKP_CONST_NTAB : 1] KB_FLASH =
+KB_CKP_LINK const uint8_t kb_ckp_table[KB_CKP_CONST_NTAB > 0 ? KB_CKP_CONST_NTAB : 1] KB_FLASH =
     KB_CKP_CONST_TABLE_INIT;
-static const uint8_t kb_ckp_q[KB_CKP_CONST_NQ > 0 ? KB_CKP_CONST_NQ : 1] KB_FLASH =
+KB_CKP_LINK const uint8_t kb_ckp_q[KB_CKP_CONST_NQ > 0 ? KB_CKP_CONST_NQ : 1] KB_FLASH =
     KB_CKP_CONST_Q_INIT;
 #define KB_CKP_Q(m, i) KB_TABLE_READ(kb_ckp_q, i)
 #ifdef KB_CKP_CONST_MEM_INIT
-static uint8_t kb_ckp_mem[KB_CKP_CONST_MEM_BYTES] = KB_CKP_CONST_MEM_INIT;
+KB_CKP_LINK uint8_t kb_ckp_mem[KB_CKP_CONST_MEM_BYTES] = KB_CKP_CONST_MEM_INIT;
 #else
-static uint8_t kb_ckp_mem[KB_CKP_CONST_MEM_BYTES];
+KB_CKP_LINK uint8_t kb_ckp_mem[KB_CKP_CONST_MEM_BYTES];
 #endif
-static kb_ckp_centre_t kb_ckp_scratch[2 * KB_CKP_CONST_DIMS];
+KB_CKP_LINK kb_ckp_centre_t kb_ckp_scratch[2 * KB_CKP_CONST_DIMS];
 #else
 #define KB_CKP_Q(m, i) ((m)->q[i])
 #endif
@@ -210,6 +228,7 @@ KB_LOG_WEIGHT_DEF(kb_ckp_log_weight, kb_ckp_dist_t)
 
 /* ---- the schedule and the memory (contract 6.2, 6.6) ---- */
 
+#if !defined(KB_CKP_ASM) || defined(KB_CKP_FILE)
 /* b and n1 of `count` support vectors (count >= 1): Lm = (L - B) / M bits per attribute,
  * b = Lm / B, n1 = Lm - B*b, unless b >= P (then every slot holds P bits). b never exceeds P,
  * so Lm / B is at most P + 1 subtractions: no division, no product. */
@@ -225,6 +244,9 @@ static void kb_ckp_schedule(kb_ckp_t *m)
     m->b = b;
     m->n1 = (kb_ckp_count_t)(b < KB_CKP_BITS(m) ? r : 0u);
 }
+#endif
+
+#ifndef KB_CKP_ASM
 
 /* A cursor on the memory: bit p is bit p%8 of byte p/8 (contract 3.5), held as the byte and the
  * bit's mask. Fields go one bit at a time: a few cycles more per field than shifting it into
@@ -450,6 +472,38 @@ static kb_ckp_score_t kb_ckp_step(kb_ckp_t *m, const uint8_t *u, uint8_t y, uint
     kb_ckp_put_slot(m, &at, y, KB_CKP_SCRATCH(m), bR);
     return s;
 }
+
+#else /* KB_CKP_ASM */
+
+/* kb_ckp_t as kb_ckp_step.S addresses it */
+typedef char kb_ckp_asm_layout[(offsetof(kb_ckp_t, count) == 2 && offsetof(kb_ckp_t, norm) == 3 &&
+                                offsetof(kb_ckp_t, b) == 7 && offsetof(kb_ckp_t, n1) == 8)
+                                   ? 1 : -1];
+__extension__ typedef __int24 kb_ckp_i24_t;
+
+/* kb_ckp_step of the model kb_ckp_model (m must point to it). The assembly changes most
+ * registers and saves none, so the call is an asm statement that names them: the caller
+ * (main, OS_main) saves only what it still needs. */
+KB_ALWAYS_INLINE kb_ckp_score_t kb_ckp_step(kb_ckp_t *m, const uint8_t *u, uint8_t y,
+                                            uint8_t *mistake)
+{
+    register const uint8_t *pu __asm__("r30") = u;
+    register uint8_t py __asm__("r16") = (uint8_t)(mistake ? y : 2u);
+    register kb_ckp_i24_t s __asm__("r22");
+    register uint8_t miss __asm__("r25");
+    (void)m;
+    __asm__ __volatile__("%~call kb_ckp_step_avr"
+                         : "=r"(s), "=r"(miss), "+z"(pu), "+r"(py)
+                         :
+                         : "r0", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11",
+                           "r12", "r13", "r14", "r15", "r17", "r18", "r19", "r20", "r21", "r26",
+                           "r27", "memory");
+    if (mistake)
+        *mistake = miss;
+    return (kb_ckp_score_t)s;
+}
+
+#endif /* KB_CKP_ASM */
 
 static inline kb_ckp_score_t kb_ckp_score(kb_ckp_t *m, const uint8_t *u)
 {

@@ -19,7 +19,9 @@
  *
  * RAM: the bit budget's memory, the model state (generator 2, count, norm 4, schedule), one
  * frame (label + M codes), 2M bytes of scratch (the point's centres and a decoded support
- * vector's), and the stack.
+ * vector's), and the stack. On cores without a multiplier the step is kb_ckp_step.S (linked
+ * by kilobit.ckp_fw.build), which keeps its state in registers: the Banana build of the issue
+ * (L = 560, P = 6, M = 2) is then ~2 KB of flash and ~105 B of RAM with the stack.
  * Cycle markers on GPIOR1 bracket the compute only: 1 before and 2 after a learning step, 3
  * before and 4 after a query.
  */
@@ -71,7 +73,9 @@ static const uint8_t kb_info[] PROGMEM = {
     (uint8_t)(KB_CKP_CONST_MEM_BYTES & 0xFF), (uint8_t)(KB_CKP_CONST_MEM_BYTES >> 8),
 };
 
-static kb_ckp_t model = {KB_FW_RNG, KB_FW_COUNT, KB_FW_NORM, KB_FW_B, KB_FW_N1};
+/* not static when the step is kb_ckp_step.S, which reads it by name */
+KB_CKP_LINK kb_ckp_t kb_ckp_model = {KB_FW_RNG, KB_FW_COUNT, KB_FW_NORM, KB_FW_B, KB_FW_N1};
+#define model kb_ckp_model
 static uint8_t frame[1 + KB_DIMS]; /* the label (learn), then the codes */
 
 /* flags (bit 0: prediction s > 0, bit 1: mistake), count, score (little-endian, signed). */
@@ -87,6 +91,10 @@ static void reply_step(uint8_t op, kb_ckp_score_t s, uint8_t flags)
     }
     kb_reply_end();
 }
+
+/* OS_main: main never returns, so it saves no register for a caller; the assembly step
+ * (kb_ckp.h, KB_CKP_ASM) changes most of them. */
+int main(void) __attribute__((OS_main));
 
 int main(void)
 {
@@ -125,12 +133,20 @@ int main(void)
         }
 
         if (learn || op == KB_OP_QUERY) {
-            /* one call site: the score and the learning step are one function, inlined once */
             uint8_t mistake = 0;
             kb_ckp_score_t s;
             MARK(learn ? 1 : 3);
             KB_BARRIER();
+#ifdef KB_CKP_ASM
+            /* two call sites: `learn ? &mistake : NULL` would keep `mistake` in a stack frame */
+            if (learn)
+                s = kb_ckp_learn(&model, u, frame[0], &mistake);
+            else
+                s = kb_ckp_score(&model, u);
+#else
+            /* one call site: the score and the learning step are one function, inlined once */
             s = kb_ckp_step(&model, u, frame[0], learn ? &mistake : NULL);
+#endif
             KB_BARRIER();
             MARK(learn ? 2 : 4);
             if (mistake)

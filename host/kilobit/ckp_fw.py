@@ -9,7 +9,8 @@ The header makes the parameters compile-time constants (kb_ckp.h's KB_CKP_CONST 
 the power table and the loss table in flash, and carries the model's state (generator, count,
 norm, the schedule of the count, and the memory when it is not all zero), so that a model
 trained on the host continues learning on the chip. kilobit.firmware.build dispatches here for
-a ckp model file.
+a ckp model file. On cores without a multiplier (the ATtinys) the step is linked from
+firmware_c/avr/kb_ckp_step.S (kb_ckp.h's KB_CKP_ASM; the file assembles to nothing elsewhere).
 """
 import os
 
@@ -18,7 +19,9 @@ from .ckp import CKPInt, mem_bytes
 from .errors import KilobitError
 
 SOURCE = os.path.join(firmware.FIRMWARE_C, "avr", "ckp_stream.c")
-DEPENDS = [SOURCE] + [os.path.join(firmware.FIRMWARE_C, p) for p in
+#: the step in assembly for cores without a multiplier (empty elsewhere: kb_ckp.h, KB_CKP_ASM)
+ASM = os.path.join(firmware.FIRMWARE_C, "avr", "kb_ckp_step.S")
+DEPENDS = [SOURCE, ASM] + [os.path.join(firmware.FIRMWARE_C, p) for p in
                       ("kb_kernel.h", "kb_ckp.h", "kb_rng.h", os.path.join("avr", "kb_uart.h"))]
 BUILD = os.path.join(firmware.REPO, "build", "avr-ckp")
 
@@ -72,4 +75,5 @@ def header(model_bytes):
 def build(model_bytes, board_name, baud=firmware.BAUD):
     """Build ckp_stream.c for the board with the model's header: (elf, sizes) as
     kilobit.firmware.build; FitError when it does not fit."""
-    return firmware.build_source(header(model_bytes), board_name, SOURCE, DEPENDS, BUILD, baud)
+    return firmware.build_source(header(model_bytes), board_name, SOURCE, DEPENDS, BUILD, baud,
+                                 extra_sources=[ASM])

@@ -145,10 +145,11 @@ def build(model_bytes, board_name, baud=BAUD):
     return build_source(rkp_header(model_bytes), board_name, SOURCE, DEPENDS, BUILD, baud)
 
 
-def build_source(header, board_name, source, depends, cache, baud=BAUD):
-    """Build `source` for `board_name` with `-include` of the generated `header`, cached under
-    cache/<board>/<hash>/ (the hash covers the header, every file of `depends`, the MCU, the
-    clock and the flags). Returns (elf, sizes); raises FitError when it cannot fit."""
+def build_source(header, board_name, source, depends, cache, baud=BAUD, extra_sources=()):
+    """Build `source` (and `extra_sources`, e.g. assembly, linked with it) for `board_name` with
+    `-include` of the generated `header`, cached under cache/<board>/<hash>/ (the hash covers the
+    header, every file of `depends`, the MCU, the clock and the flags). Returns (elf, sizes);
+    raises FitError when it cannot fit."""
     b = board(board_name)
     mcu, f_cpu = b["mcu"], b["clock_hz"]
     flags = list(avrsim.AVR_CFLAGS) + list(WARN) + list(avrsim.AVR_LDFLAGS)
@@ -170,7 +171,7 @@ def build_source(header, board_name, source, depends, cache, baud=BAUD):
             sizes = json.load(f)
     else:
         try:
-            sizes = _compile(header, out_dir, elf, mcu, f_cpu, baud, b, source)
+            sizes = _compile(header, out_dir, elf, mcu, f_cpu, baud, b, source, extra_sources)
         except FitError as e:
             fd, tmp = tempfile.mkstemp(dir=out_dir, suffix=".txt")
             with os.fdopen(fd, "w") as f:
@@ -185,7 +186,7 @@ def build_source(header, board_name, source, depends, cache, baud=BAUD):
     return elf, sizes
 
 
-def _compile(header, out_dir, elf, mcu, f_cpu, baud, b, source=SOURCE):
+def _compile(header, out_dir, elf, mcu, f_cpu, baud, b, source=SOURCE, extra_sources=()):
     os.makedirs(out_dir, exist_ok=True)
     hpath = os.path.join(out_dir, "rkp_model.h")
     fd, tmp = tempfile.mkstemp(dir=out_dir, suffix=".h")
@@ -194,7 +195,8 @@ def _compile(header, out_dir, elf, mcu, f_cpu, baud, b, source=SOURCE):
     os.replace(tmp, hpath)
     tmp_elf = "%s.%d.tmp" % (elf, os.getpid())
     try:
-        _, sizes = avrsim.avr_build([source], mcu, tmp_elf, defines=["BAUD=%dUL" % baud],
+        _, sizes = avrsim.avr_build([source] + list(extra_sources), mcu, tmp_elf,
+                                    defines=["BAUD=%dUL" % baud],
                                     f_cpu=f_cpu, extra_flags=list(WARN) + ["-include", hpath])
     except avrsim.SimError as e:
         over = re.search(r"region `text' overflowed by (\d+) bytes", str(e))
