@@ -387,3 +387,120 @@ def test_allocation_under_lock_fails_the_assoc_replay(tmp_path):
     assert p.returncode == 1 and "MemoryError" in p.stderr, p.stderr
     p = run(args, files=files, timeout=60)
     assert p.returncode == 0 and p.stdout.split() == ["-1", "0", "1", "1", "1"], p.stderr
+
+
+# ---- the image features (kilobit.features) ---------------------------------------------------
+
+def test_fwht_is_the_sylvester_hadamard_matrix_and_hadamard_keeps_distances():
+    from scipy.linalg import hadamard as sylvester
+    from kilobit import features as FE
+    X = np.random.default_rng(3).normal(size=(6, 16))
+    assert np.allclose(FE.fwht(X), X @ sylvester(16) / 4.0)
+    Y = FE.hadamard(X[:, :12], seed=5, rounds=2)  # 12 values padded to 16
+    assert Y.shape == (6, 16)
+    D = ((X[:, None, :12] - X[None, :, :12]) ** 2).sum(-1)
+    assert np.allclose(((Y[:, None] - Y[None, :]) ** 2).sum(-1), D)
+    s = FE.signs(32, 5)
+    assert np.allclose(Y, FE.fwht(FE.fwht(np.pad(X[:, :12], ((0, 0), (0, 4))) * s[:16]) * s[16:]))
+    assert not np.allclose(Y, FE.hadamard(X[:, :12], seed=6, rounds=2))
+    with pytest.raises(ValueError):
+        FE.fwht(X[:, :12])
+
+
+def test_signs_are_the_contract_generators_top_bits():
+    from kilobit import features as FE
+    from kilobit.rng import Rng, seed_state
+    g = Rng(seed_state(9))
+    want = [-1.0 if g.next() & 0x8000 else 1.0 for _ in range(200)]
+    got = FE.signs(200, 9)
+    assert got.tolist() == want and 60 < (got > 0).sum() < 140
+
+
+@pytest.mark.parametrize("gx,gy,bins", [(1, 0, {0: 1.0}), (0, 1, {2: 1.0}), (-1, 0, {4: 1.0}),
+                                        (0, -1, {6: 1.0}), (1, 1, {1: 1.0}),
+                                        (np.cos(np.pi / 8), np.sin(np.pi / 8),
+                                         {0: 0.5, 1: 0.5})])
+def test_hog_bins_a_ramp_by_its_signed_direction(gx, gy, bins):
+    from kilobit import features as FE
+    side = 8
+    yy, xx = np.mgrid[0:side, 0:side]
+    img = (gx * xx + gy * yy).reshape(1, -1)
+    H = FE.hog(img, side, cells=side, bins=8)  # one cell per pixel
+    assert np.isclose(np.linalg.norm(H), 1.0)
+    # inside the image (the border's differences are one-sided) every pixel has the ramp's
+    # direction
+    H = H.reshape(side, side, 8)[1:-1, 1:-1].reshape(-1, 8)
+    share = H / H.sum(1, keepdims=True)
+    want = np.zeros(8)
+    for b, w in bins.items():
+        want[b] = w
+    assert np.allclose(share, want[None, :], atol=1e-9)
+
+
+def test_hog_cells_sum_the_gradient_magnitude_and_ignore_the_scale():
+    from kilobit import features as FE
+    side = 10
+    X = np.random.default_rng(4).random((3, side * side))
+    H = FE.hog(X, side, cells=side, bins=6).reshape(3, side, side, 6).sum(-1)
+    img = X.reshape(3, side, side)
+    gy, gx = np.gradient(img, axis=(1, 2))  # central differences / 2 inside the image
+    mag = 2 * np.hypot(gx, gy)[:, 1:-1, 1:-1]
+    ratio = H[:, 1:-1, 1:-1] / mag
+    assert np.allclose(ratio, ratio[:, :1, :1])
+    assert np.allclose(FE.hog(5 * X + 2, side), FE.hog(X, side))
+    assert not FE.hog(np.ones((1, side * side)), side).any()
+    with pytest.raises(ValueError):
+        FE.hog(X, side + 1)
+
+
+def test_image_features_have_128_values_for_both_image_sets():
+    from kilobit import features as FE
+    g = np.random.default_rng(0)
+    for side in (8, 28):
+        F = FE.image(g.random((4, side * side)), side)
+        assert F.shape == (4, 128) and np.allclose(np.linalg.norm(F, axis=1), 1.0)
+
+
+def test_bench_reports_raw_and_feature_rows_with_a_verdict_each(tmp_path):
+    from kilobit.bench import assoc as bench
+    out = tmp_path / "assoc.md"
+    res = bench.run(out=str(out), quick=True, datasets=("digits-10",), progress=lambda *a: 0,
+                    uno=False)
+    text = out.read_text()
+    f = res["features"]["digits-10"]
+    assert f["prep"].T == 128 and f["prep"].M == res["results"]["digits-10"]["prep"].M
+    for label, r in (("digits-10 on raw pixels", res["results"]["digits-10"]),
+                     ("digits-10 on HOG+WHT features", f)):
+        assert "### %s (" % label in text
+        verdict = "MET" if r["nn"][1] - r["best"]["acc"] <= 0.05 else "NOT MET"
+        assert "- %s: I-I %.2f%%" % (label, 100 * r["best"]["acc"]) in text
+        assert [ln for ln in text.splitlines()
+                if ln.startswith("- %s:" % label)][0].endswith("**%s**" % verdict)
+    steps = [row[0] for row in res["ablation"]["digits-10"]]
+    assert steps == ["raw pixels", "WHT only", "HOG only", "HOG+WHT"]
+    rules = f["rules"]
+    row = "| digits-10 on HOG+WHT | %d | %d | %.2f | %.2f | %.2f |" % (
+        f["best"]["P"], f["best"]["kt"], 100 * rules["random"], 100 * rules["split"],
+        100 * rules["stream"])
+    assert row in text
+
+
+def test_split_sampling_takes_each_subspace_from_other_examples():
+    X, y = _blobs(n_per=12, C=3, T=6, seed=8)
+    order = np.random.default_rng(1).permutation(len(y))
+    X, y = X[order], y[order]
+    m = A.AssociativeMemory(P=2, anchors_per_class=3, bits=8, sampling="split").fit(X, y)
+    U = A.to_int8(X, 8)
+    for ci, c in enumerate(m.classes_):
+        rows = U[y == c]
+        for p in range(2):
+            got = m.A_[p][m.own_[p] == ci]
+            assert np.array_equal(got, rows[p::2][:3, 3 * p:3 * p + 3])
+    # P = 1: the devices' rule (the first k~ examples of each class)
+    one = A.AssociativeMemory(P=1, anchors_per_class=3, bits=8, sampling="split").fit(X, y)
+    dev = A.AssociativeMemory(P=1, anchors_per_class=3, bits=8, sampling="stream",
+                              capacity=3).fit(X, y)
+    assert np.array_equal(one.predict(X), dev.predict(X))
+    # a class with fewer than P*k~ examples gets fewer anchors, the same in every subspace
+    few = A.AssociativeMemory(P=2, anchors_per_class=10, bits=8, sampling="split").fit(X, y)
+    assert len(few.A_[0]) == len(few.A_[1]) == 3 * 6

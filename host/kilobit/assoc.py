@@ -334,6 +334,13 @@ class AssociativeMemory:
 
     sampling="stream": the device's rule (AssocInt): examples one by one in the given order,
     the first k~ of each class become its anchors. Needs bits and at most `capacity` classes.
+    Its P subvectors of an anchor come from one example, where the paper draws each subspace's
+    independently.
+
+    sampling="split": a streaming rule that keeps the paper's independence (not in the contract;
+    a candidate for the devices): the n-th example of a class in the given order (n from 0)
+    gives subspace n % P of its anchor n // P, so each subspace's anchors are other examples,
+    and P = 1 is the device's rule. A class with fewer than P*k~ examples gets fewer anchors.
     """
 
     def __init__(self, P=4, anchors_per_class=20, R=1, approach="I-I", bits=8, seed=0,
@@ -369,8 +376,8 @@ class AssociativeMemory:
             self.int_ = AssocInt(self.approach, self.bits, self.P, self.d_, cap,
                                  self.anchors_per_class, self.R, self.seed)
             return
-        if self.sampling != "random":
-            raise ValueError("sampling must be 'random' or 'stream'")
+        if self.sampling not in ("random", "split"):
+            raise ValueError("sampling must be 'random', 'stream' or 'split'")
         dt = np.float64 if self.bits is None else np.int64
         self.A_ = [np.zeros((0, self.d_), dtype=dt) for _ in range(self.P)]  # anchors
         self.own_ = [np.zeros(0, dtype=np.int64) for _ in range(self.P)]  # owner class index
@@ -427,11 +434,15 @@ class AssociativeMemory:
         for c in dict.fromkeys(ci.tolist()):
             idx = np.nonzero(ci == c)[0]
             m = kt - self.have_[c] if n_anchors is None else n_anchors
-            m = max(0, min(m, len(idx)))
+            split = self.sampling == "split"
+            m = max(0, min(m, len(idx) // self.P if split else len(idx)))
             if m == 0:
                 continue
             for p in range(self.P):
-                pick = idx[g.choice(len(idx), size=m, replace=False)]
+                if split:
+                    pick = idx[p::self.P][:m]
+                else:
+                    pick = idx[g.choice(len(idx), size=m, replace=False)]
                 self._add_anchors(p, U[pick, p * d:(p + 1) * d], c)
             self.have_[c] += m
 
