@@ -46,6 +46,8 @@ def build_parser():
     cli_bonsai.add_train_parser(tsub)
     from . import cli_ckp
     cli_ckp.add_train_parser(tsub)
+    from . import cli_protonn
+    cli_protonn.add_train_parser(tsub)
 
     p = sub.add_parser("eval", help="accuracy of a .kb model on a data set's test split")
     p.add_argument("model")
@@ -87,6 +89,7 @@ def build_parser():
     b.add_argument("--quick", action="store_true", help="a smoke run: few rows and epochs")
 
     cli_ckp.add_bench_parser(bsub)
+    cli_protonn.add_bench_parser(bsub)
 
     b = bsub.add_parser("avr", help="the RKP firmware on simulated AVRs (paper Tables 3-5)")
     b.add_argument("-o", "--output", default="docs/benchmarks/avr-rkp.md")
@@ -124,6 +127,9 @@ def cmd_train(a):
     if a.model == "bonsai":
         from . import cli_bonsai
         return cli_bonsai.cmd_train(a)
+    if a.model == "protonn":
+        from . import cli_protonn
+        return cli_protonn.cmd_train(a)
     import numpy as np
 
     from . import data, kbfile
@@ -165,6 +171,9 @@ def cmd_eval(a):
     if unpack(blob)[0] == "bonsai":
         from . import cli_bonsai
         return cli_bonsai.cmd_eval(a, blob)
+    if unpack(blob)[0] == "protonn":
+        from . import cli_protonn
+        return cli_protonn.cmd_eval(a, blob)
     m, scaler = RKPInt.from_bytes(blob)
     split = data.load(a.data, seed=a.seed, test=a.test)
     if split.X_test.shape[1] != m.dims:
@@ -215,6 +224,9 @@ def cmd_bench(a):
     if a.name == "ckp":
         from . import cli_ckp
         return cli_ckp.cmd_bench(a)
+    if a.name == "protonn":
+        from . import cli_protonn
+        return cli_protonn.cmd_bench(a)
     if a.name == "assoc":
         from .bench import assoc
 
