@@ -13,29 +13,25 @@ prediction uses P (d), the dot products of one node (1 + 2L) and the scores (L).
 in the model's payload buffer. `update` and `predict` allocate nothing and lock the heap while
 they run (where the port has micropython.heap_lock).
 """
-from .compat import const, lock as _lock, unlock as _unlock
+from .compat import const
 
 from array import array
 
 from . import kbfile, smat
-from .proj import ACT_MAX, SHIFT_MAX, SMALL, Proj, rshift_round, sat
+from .proj import ACT_MAX, HEAD as _HEAD, PROJ_MAX, SHIFT_MAX, SMALL, Model, Proj, decide, \
+    head, rshift_round, sat
+from .proj import check as _check_proj
 
-_HEAD = const(8)  # wbits in_bits dims(u16) proj depth classes tanh_bits
+# the head: wbits in_bits dims(u16) proj (kbit.proj), then depth classes tanh_bits
 DEPTH_MAX = const(6)
-PROJ_MAX = const(64)
 TANH_BITS_MAX = const(14)
 
 
 def check(wbits, in_bits, dims, proj, depth, classes, tanh_bits):
     """None when the parameters are inside the contract's ranges, else what is wrong."""
-    if wbits != 8 and wbits != 16:
-        return "wbits %d not 8 or 16" % wbits
-    if not 1 <= in_bits <= 8:
-        return "in_bits %d not in 1..8" % in_bits
-    if not 1 <= dims <= 0xFFFF:
-        return "dims %d not in 1..65535" % dims
-    if not 1 <= proj <= PROJ_MAX:
-        return "proj %d not in 1..%d" % (proj, PROJ_MAX)
+    err = _check_proj(wbits, in_bits, dims, proj)
+    if err:
+        return err
     if not 0 <= depth <= DEPTH_MAX:
         return "depth %d not in 0..%d" % (depth, DEPTH_MAX)
     if not 1 <= classes <= 255:
@@ -45,17 +41,17 @@ def check(wbits, in_bits, dims, proj, depth, classes, tanh_bits):
     return None
 
 
-class Bonsai:
+class Bonsai(Model):
+    """predict(): the class (binary: 1 if the score is > 0, else 0; multi-class: the first
+    highest score); it sets P, leaf and scores."""
+    NAME = "bonsai"
+    TYPE = kbfile.TYPE_BONSAI
+
     def __init__(self, payload):
         """A model from its payload (bytes-like, kept: the weights are read from it).
         ValueError when the payload is outside the contract."""
         buf = payload
-        if len(buf) < _HEAD:
-            raise ValueError("truncated bonsai payload")
-        self.wbits = buf[0]
-        self.in_bits = buf[1]
-        self.dims = buf[2] | buf[3] << 8
-        self.d = buf[4]
+        self.wbits, self.in_bits, self.dims, self.d = head(buf, "bonsai")
         self.depth = buf[5]
         self.classes = buf[6]
         self.tanh_bits = buf[7]
@@ -115,28 +111,19 @@ class Bonsai:
         return self.buf[i] | self.buf[i + 1] << 8
 
     @classmethod
-    def load(cls, src):
-        """A model from a .kb file (bytes-like or a stream with readinto()). Raises
-        kbfile.ModelFileError. Only the part the device uses is kept: the host-only scaler of
-        the trailer is skipped as it is read."""
-        return kbfile.load(cls, src, "bonsai")
-
-    @classmethod
-    def _read(cls, r):
-        if r.type != kbfile.TYPE_BONSAI:
-            raise ValueError("not a bonsai model (type %d)" % r.type)
+    def _payload(cls, r):
         # the payload's length up to the trailer is learnt piece by piece
         if r.left < _HEAD + 3:
             raise ValueError("truncated bonsai payload")
-        head = r.read(_HEAD + 3)
-        d = head[4]
-        N = (1 << (head[5] + 1)) - 1 if head[5] <= DEPTH_MAX else 1
-        n1 = _HEAD + 3 + (head[_HEAD + 1] | head[_HEAD + 2] << 8) + 3 * d + 3
-        if n1 - len(head) > r.left:
+        h = r.read(_HEAD + 3)
+        d = h[4]
+        N = (1 << (h[5] + 1)) - 1 if h[5] <= DEPTH_MAX else 1
+        n1 = _HEAD + 3 + (h[_HEAD + 1] | h[_HEAD + 2] << 8) + 3 * d + 3
+        if n1 - len(h) > r.left:
             raise ValueError("truncated bonsai payload")
         part = bytearray(n1)
-        part[:len(head)] = head
-        r.readinto(memoryview(part)[len(head):], n1 - len(head))
+        part[:len(h)] = h
+        r.readinto(memoryview(part)[len(h):], n1 - len(h))
         n2 = n1 + 2 * N + (part[n1 - 2] | part[n1 - 1] << 8) + 2 * N
         if n2 - n1 + 1 > r.left:
             raise ValueError("truncated bonsai payload")
@@ -144,31 +131,7 @@ class Bonsai:
         buf[:n1] = part
         part = None
         r.readinto(memoryview(buf)[n1:], n2 - n1)
-        m = cls(buf)
-        flag = r.read(1)[0]
-        if flag == 1:
-            if r.left != 8 * m.dims:
-                raise ValueError("truncated or padded bonsai scaler")
-        elif flag != 0 or r.left:
-            raise ValueError("bad bonsai trailer")
-        return m  # the scaler (host use) is left to finish(), which skips it
-
-    def update(self, j, c):
-        """Feature j has code c (0 .. 2^in_bits - 1); j increases within one input."""
-        self.proj.update(j, c)
-
-    def reset(self):
-        """Drop the input in progress."""
-        self.proj.reset()
-
-    def predict(self):
-        """The class of the input streamed since the last predict (binary: 1 if the score is
-        > 0, else 0; multi-class: the first highest score). Sets P, leaf and scores."""
-        _lock()
-        try:
-            return self._predict()
-        finally:
-            _unlock()
+        return buf
 
     def _predict(self):
         P = self.P
@@ -204,13 +167,7 @@ class Bonsai:
                 break
             k = 2 * k + 1 if dots[0] > 0 else 2 * k + 2
         self.leaf = k
-        if L == 1:
-            return 1 if S[0] > 0 else 0
-        best = 0
-        for l in range(1, L):
-            if S[l] > S[best]:
-                best = l
-        return best
+        return decide(S, L)
 
 
 def load(src):

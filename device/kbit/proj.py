@@ -5,6 +5,12 @@
     p.finish(P)                                      # P[r] = sat(rshift_round(acc_r, shift_r)
                                                      #                + bias_r); then p.reset()
 
+The models on the projection (Bonsai, ProtoNN) share more than the projection itself, and it
+lives here once: the payload head (`head`, `check`: wbits, in_bits, dims, d, then three bytes of
+the model's own), and `Model`, their common base: update/reset/predict around the model's
+`_predict`, load, the host-only trailer of the model file, and `decide` (the class from the
+scores).
+
 The stored matrix has one row per input feature (dims x d). `update` walks it with a cursor
 that only moves forward, so a whole input costs one pass over the stored weights and the RAM is
 d accumulators whatever the input dimension. Indices must come in increasing order within one
@@ -16,11 +22,89 @@ from .compat import const, lock as _lock, unlock as _unlock
 
 from array import array
 
-from . import smat
+from . import kbfile, smat
 
 SMALL = const(0x3FFFFFFF)
 ACT_MAX = const(32767)
 SHIFT_MAX = const(30)
+HEAD = const(8)  # wbits in_bits dims(u16) d, then three bytes the model defines
+PROJ_MAX = const(64)
+
+
+def check(wbits, in_bits, dims, d):
+    """None when the head's projection parameters are inside the contract's ranges, else what
+    is wrong."""
+    if wbits != 8 and wbits != 16:
+        return "wbits %d not 8 or 16" % wbits
+    if not 1 <= in_bits <= 8:
+        return "in_bits %d not in 1..8" % in_bits
+    if not 1 <= dims <= 0xFFFF:
+        return "dims %d not in 1..65535" % dims
+    if not 1 <= d <= PROJ_MAX:
+        return "proj %d not in 1..%d" % (d, PROJ_MAX)
+    return None
+
+
+def head(buf, name):
+    """(wbits, in_bits, dims, d) from the head of a payload; ValueError when it is shorter than
+    HEAD bytes. The model checks them (with its own three bytes) after."""
+    if len(buf) < HEAD:
+        raise ValueError("truncated %s payload" % name)
+    return buf[0], buf[1], buf[2] | buf[3] << 8, buf[4]
+
+
+def decide(S, L):
+    """The class from the scores S[0..L-1]: binary (L == 1) 1 if S[0] > 0, else the first
+    highest."""
+    if L == 1:
+        return 1 if S[0] > 0 else 0
+    best = 0
+    for l in range(1, L):
+        if S[l] > S[best]:
+            best = l
+    return best
+
+
+class Model:
+    """The base of the models on a streamed projection. A subclass sets NAME and TYPE (its
+    model file's name and type), self.proj and self.dims in __init__(payload), and defines
+    _payload(r) (its payload, read from a kbfile.Reader up to the trailer) and _predict()."""
+
+    def update(self, j, c):
+        """Feature j has code c (0 .. 2^in_bits - 1); j increases within one input."""
+        self.proj.update(j, c)
+
+    def reset(self):
+        """Drop the input in progress."""
+        self.proj.reset()
+
+    def predict(self):
+        """The prediction for the input streamed since the last predict (the model's class
+        docstring says what it is and which fields it sets)."""
+        _lock()
+        try:
+            return self._predict()
+        finally:
+            _unlock()
+
+    @classmethod
+    def load(cls, src):
+        """A model from a .kb file (bytes-like or a stream with readinto()). Raises
+        kbfile.ModelFileError. The host-only scaler of the trailer is skipped as it is read."""
+        return kbfile.load(cls, src, cls.NAME)
+
+    @classmethod
+    def _read(cls, r):
+        if r.type != cls.TYPE:
+            raise ValueError("not a %s model (type %d)" % (cls.NAME, r.type))
+        m = cls(cls._payload(r))
+        flag = r.read(1)[0]
+        if flag == 1:
+            if r.left != 8 * m.dims:
+                raise ValueError("truncated or padded %s scaler" % cls.NAME)
+        elif flag != 0 or r.left:
+            raise ValueError("bad %s trailer" % cls.NAME)
+        return m  # the scaler (host use) is left to finish(), which skips it
 
 
 def rshift_round(x, s):

@@ -13,15 +13,16 @@ prediction keeps P (d), D and k (m each) and the scores (L). Prototypes and labe
 from the payload buffer with one forward cursor each. `update` and `predict` allocate nothing
 and lock the heap while they run (where the port has micropython.heap_lock).
 """
-from .compat import const, lock as _lock, unlock as _unlock
+from .compat import const
 
 from array import array
 
 from . import kbfile, smat
-from .proj import ACT_MAX, SHIFT_MAX, SMALL, Proj, rshift_round, sat
+from .proj import ACT_MAX, HEAD as _HEAD, PROJ_MAX, SHIFT_MAX, SMALL, Model, Proj, decide, \
+    head, rshift_round, sat
+from .proj import check as _check_proj
 
-_HEAD = const(8)  # wbits in_bits dims(u16) d m classes multilabel
-PROJ_MAX = const(64)
+# the head: wbits in_bits dims(u16) d (kbit.proj), then m classes multilabel
 BSHIFT_MAX = const(8)
 MULTILABEL_MAX = const(30)
 _END = const(0x3FFFFFFF)  # cursor position past every matrix: no stored weight left
@@ -29,14 +30,9 @@ _END = const(0x3FFFFFFF)  # cursor position past every matrix: no stored weight 
 
 def check(wbits, in_bits, dims, d, m, classes, multilabel):
     """None when the parameters are inside the contract's ranges, else what is wrong."""
-    if wbits != 8 and wbits != 16:
-        return "wbits %d not 8 or 16" % wbits
-    if not 1 <= in_bits <= 8:
-        return "in_bits %d not in 1..8" % in_bits
-    if not 1 <= dims <= 0xFFFF:
-        return "dims %d not in 1..65535" % dims
-    if not 1 <= d <= PROJ_MAX:
-        return "proj %d not in 1..%d" % (d, PROJ_MAX)
+    err = _check_proj(wbits, in_bits, dims, d)
+    if err:
+        return err
     if not 1 <= m <= 255:
         return "prototypes %d not in 1..255" % m
     if not 1 <= classes <= 255:
@@ -95,17 +91,17 @@ class _Cursor:
         return w
 
 
-class ProtoNN:
+class ProtoNN(Model):
+    """predict(): binary 1 if the score is > 0; multi-class the first highest score;
+    multilabel the mask of the positive scores. It sets P, D, k and scores."""
+    NAME = "protonn"
+    TYPE = kbfile.TYPE_PROTONN
+
     def __init__(self, payload):
         """A model from its payload (bytes-like, kept: the weights are read from it).
         ValueError when the payload is outside the contract."""
         buf = payload
-        if len(buf) < _HEAD:
-            raise ValueError("truncated protonn payload")
-        self.wbits = buf[0]
-        self.in_bits = buf[1]
-        self.dims = buf[2] | buf[3] << 8
-        self.d = buf[4]
+        self.wbits, self.in_bits, self.dims, self.d = head(buf, "protonn")
         self.m = buf[5]
         self.classes = buf[6]
         self.multilabel = buf[7]
@@ -183,15 +179,7 @@ class ProtoNN:
             self.scores[l] = 0
 
     @classmethod
-    def load(cls, src):
-        """A model from a .kb file (bytes-like or a stream with readinto()). Raises
-        kbfile.ModelFileError. The host-only scaler of the trailer is skipped as it is read."""
-        return kbfile.load(cls, src, "protonn")
-
-    @classmethod
-    def _read(cls, r):
-        if r.type != kbfile.TYPE_PROTONN:
-            raise ValueError("not a protonn model (type %d)" % r.type)
+    def _payload(cls, r):
         # the payload's length up to the trailer is learnt section by section: each read ends
         # with the u16 length (or count) of the next section
         buf = _more(r, bytearray(0), _HEAD, "truncated protonn payload")
@@ -206,32 +194,7 @@ class ProtoNN:
             if n + 1 > r.left:  # the matrix and at least the trailer's flag
                 raise ValueError(what)
             buf = _more(r, buf, len(buf) + n, what)
-        m = cls(buf)
-        flag = r.read(1)[0]
-        if flag == 1:
-            if r.left != 8 * m.dims:
-                raise ValueError("truncated or padded protonn scaler")
-        elif flag != 0 or r.left:
-            raise ValueError("bad protonn trailer")
-        return m  # the scaler (host use) is left to finish(), which skips it
-
-    def update(self, j, c):
-        """Feature j has code c (0 .. 2^in_bits - 1); j increases within one input."""
-        self.proj.update(j, c)
-
-    def reset(self):
-        """Drop the input in progress."""
-        self.proj.reset()
-
-    def predict(self):
-        """The prediction for the input streamed since the last predict (binary: 1 if the
-        score is > 0; multi-class: the first highest score; multilabel: the mask of the
-        positive scores). Sets P, D, k and scores."""
-        _lock()
-        try:
-            return self._predict()
-        finally:
-            _unlock()
+        return buf
 
     def _predict(self):
         P = self.P
@@ -279,13 +242,7 @@ class ProtoNN:
                 if S[l] > 0:
                     mask |= 1 << l
             return mask
-        if L == 1:
-            return 1 if S[0] > 0 else 0
-        best = 0
-        for l in range(1, L):
-            if S[l] > S[best]:
-                best = l
-        return best
+        return decide(S, L)
 
 
 def _more(r, buf, n, what):

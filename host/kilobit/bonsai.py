@@ -36,13 +36,14 @@ from . import kbfile, smat
 from .errors import KilobitError
 from .fixedpoint import ACT_MAX, SMALL, pow2_exponent, qmax, quantize, range_exponent, \
     rshift_round, sat
-from .proj import SHIFT_MAX, Projection, p_exponent, quantize_projection, random_projection
+from .proj import HEAD as _HEAD, HEAD_BYTES, PROJ_MAX, SHIFT_MAX, p_exponent, parse_head, \
+    golden_doc, golden_inputs, quantize_projection, random_projection
+from .proj import check_params as check_projection
+# golden_inputs is kilobit.proj's, imported here for the callers that know it as bonsai's
 
 DEPTH_MAX = 6
-PROJ_MAX = 64
 TANH_BITS_MAX = 14
-_HEAD = struct.Struct("<BBHBBBB")  # wbits in_bits dims proj depth classes tanh_bits
-HEAD_BYTES = _HEAD.size
+# the payload's head (kilobit.proj.HEAD): wbits in_bits dims proj depth classes tanh_bits
 
 
 def n_nodes(depth):
@@ -55,14 +56,9 @@ def n_internal(depth):
 
 def check_params(wbits, in_bits, dims, proj, depth, classes, tanh_bits):
     """None when the parameters are inside the contract's ranges, else what is wrong."""
-    if wbits not in (8, 16):
-        return "wbits %r not 8 or 16" % (wbits,)
-    if not 1 <= in_bits <= 8:
-        return "in_bits %d not in 1..8" % in_bits
-    if not 1 <= dims <= 0xFFFF:
-        return "dims %d not in 1..65535" % dims
-    if not 1 <= proj <= PROJ_MAX:
-        return "proj %d not in 1..%d" % (proj, PROJ_MAX)
+    err = check_projection(wbits, in_bits, dims, proj)
+    if err:
+        return err
     if not 0 <= depth <= DEPTH_MAX:
         return "depth %d not in 0..%d" % (depth, DEPTH_MAX)
     if not 1 <= classes <= 255:
@@ -528,13 +524,8 @@ class BonsaiInt(kbfile.PayloadModel):
 
     @classmethod
     def _parse(cls, pl):
-        if len(pl) < HEAD_BYTES:
-            raise ValueError("truncated bonsai payload")
-        wbits, in_bits, dims, d, depth, classes, eT = _HEAD.unpack_from(pl)
-        err = check_params(wbits, in_bits, dims, d, depth, classes, eT)
-        if err:
-            raise ValueError(err)
-        pj, off = Projection.unpack(pl, HEAD_BYTES, dims, d, in_bits, wbits)
+        (wbits, in_bits, dims, d, depth, classes, eT), pj, off = parse_head(pl, "bonsai",
+                                                                             check_params)
         N, ni = n_nodes(depth), n_internal(depth)
         L = 1 if classes <= 2 else classes
         if off + 3 + 2 * N > len(pl):
@@ -687,43 +678,16 @@ def random_model(dims, proj, depth, classes, wbits, in_bits, zenc, tenc, seed, z
     return BonsaiInt(pj, theta, W, V, wshift, vshift, eT, depth, classes, tree_enc=tenc)
 
 
-def golden_inputs(dims, in_bits, n, seed):
-    """Random inputs with the hard cases mixed in: all zero, all at the maximum code, mostly
-    zero (sparse streams), and single extremes."""
-    g = np.random.default_rng(seed + 7)
-    top = (1 << in_bits) - 1
-    out = [[0] * dims, [top] * dims]
-    for i in range(n - 2):
-        r = g.random()
-        if r < 0.3:
-            u = g.integers(0, top + 1, dims) * (g.random(dims) < 0.15)
-        elif r < 0.4:
-            u = np.where(g.random(dims) < 0.5, top, 0)
-        else:
-            u = g.integers(0, top + 1, dims)
-        out.append([int(c) for c in u])
-    return out
-
-
 def make_golden(dims, proj, depth, classes, wbits, in_bits, zenc, tenc, steps, seed,
                 zero_bias=0):
     """The golden document of a random Bonsai model (kilobit.golden.MAKERS["bonsai"])."""
-    from . import golden
     m = random_model(dims, proj, depth, classes, wbits, in_bits, zenc, tenc, seed,
                      bool(zero_bias))
-    inputs = golden_inputs(dims, in_bits, steps, seed)
     params = dict(dims=dims, proj=proj, depth=depth, classes=classes, wbits=wbits,
                   in_bits=in_bits, zenc=zenc, tenc=tenc, steps=steps, seed=seed)
     if zero_bias:
         params["zero_bias"] = 1
-    return {
-        "format": golden.FORMAT, "version": golden.VERSION, "model": "bonsai",
-        "params": params,
-        "model_file": m.to_bytes().hex(),
-        "fields": m.field_names(),
-        "steps": ["P " + " ".join(map(str, u)) for u in inputs],
-        "expect": m.field_rows(inputs),
-    }
+    return golden_doc("bonsai", m, params)
 
 
 GOLDEN_SET = [

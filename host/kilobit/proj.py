@@ -15,6 +15,10 @@ scaling (mean, spread) is folded into Zf and bf by the model before it gets here
 
 Section layout (little-endian):
     u8  encoding (smat DENSE/SPARSE) | u16 nbytes | matrix (dims x d) | u8 shift[d] | i16 bias[d]
+
+A model on the projection starts its payload with the same head, HEAD: the projection's
+parameters (checked by check_params) then three bytes of the model's own; parse_head reads it
+and the projection section after it.
 """
 import struct
 
@@ -25,6 +29,37 @@ from .fixedpoint import ACT_MAX, SMALL, pow2_exponent, qmax, quantize, range_exp
     rshift_round, sat
 
 SHIFT_MAX = 30
+PROJ_MAX = 64
+HEAD = struct.Struct("<BBHBBBB")  # wbits in_bits dims d, then three bytes the model defines
+HEAD_BYTES = HEAD.size
+
+
+def check_params(wbits, in_bits, dims, d):
+    """None when the projection's parameters of a head are inside the contract's ranges, else
+    what is wrong."""
+    if wbits not in (8, 16):
+        return "wbits %r not 8 or 16" % (wbits,)
+    if not 1 <= in_bits <= 8:
+        return "in_bits %d not in 1..8" % in_bits
+    if not 1 <= dims <= 0xFFFF:
+        return "dims %d not in 1..65535" % dims
+    if not 1 <= d <= PROJ_MAX:
+        return "proj %d not in 1..%d" % (d, PROJ_MAX)
+    return None
+
+
+def parse_head(pl, name, check):
+    """(the seven fields of HEAD, Projection, offset after it) from the payload pl of model
+    `name`; check(*fields) is the model's check_params. ValueError says what is wrong."""
+    if len(pl) < HEAD_BYTES:
+        raise ValueError("truncated %s payload" % name)
+    fields = HEAD.unpack_from(pl)
+    err = check(*fields)
+    if err:
+        raise ValueError(err)
+    wbits, in_bits, dims, d = fields[:4]
+    pj, off = Projection.unpack(pl, HEAD_BYTES, dims, d, in_bits, wbits)
+    return fields, pj, off
 
 
 class Projection:
@@ -146,3 +181,37 @@ def random_projection(g, dims, d, wbits, in_bits, enc, zero_bias=False):
     shift = np.clip(base + g.integers(-1, 2, d), 0, SHIFT_MAX)
     bias = np.zeros(d, dtype=np.int64) if zero_bias else g.integers(-4096, 4097, d)
     return Projection(Zq, shift, bias, in_bits, wbits, enc=enc)
+
+
+def golden_inputs(dims, in_bits, n, seed):
+    """Random inputs with the hard cases mixed in: all zero, all at the maximum code, mostly
+    zero (sparse streams), and single extremes."""
+    g = np.random.default_rng(seed + 7)
+    top = (1 << in_bits) - 1
+    out = [[0] * dims, [top] * dims]
+    for i in range(n - 2):
+        r = g.random()
+        if r < 0.3:
+            u = g.integers(0, top + 1, dims) * (g.random(dims) < 0.15)
+        elif r < 0.4:
+            u = np.where(g.random(dims) < 0.5, top, 0)
+        else:
+            u = g.integers(0, top + 1, dims)
+        out.append([int(c) for c in u])
+    return out
+
+
+def golden_doc(name, model, params):
+    """The golden document (kilobit.golden) of `model`, a random integer predictor on the
+    projection called `name`, made from params (steps and seed among them): its model file and
+    its fields for golden_inputs(model.dims, model.in_bits, steps, seed)."""
+    from . import golden
+    inputs = golden_inputs(model.dims, model.in_bits, params["steps"], params["seed"])
+    return {
+        "format": golden.FORMAT, "version": golden.VERSION, "model": name,
+        "params": params,
+        "model_file": model.to_bytes().hex(),
+        "fields": model.field_names(),
+        "steps": ["P " + " ".join(map(str, u)) for u in inputs],
+        "expect": model.field_rows(inputs),
+    }

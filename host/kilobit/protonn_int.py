@@ -17,15 +17,15 @@ import numpy as np
 
 from . import kbfile, smat
 from .fixedpoint import ACT_MAX, SMALL, qmax, rshift_round, sat
-from .proj import SHIFT_MAX, Projection, random_projection
+from .proj import HEAD as _HEAD, HEAD_BYTES, PROJ_MAX, SHIFT_MAX, Projection, golden_doc, \
+    parse_head, random_projection
+from .proj import check_params as check_projection
 
-PROJ_MAX = 64
 PROTOS_MAX = 255
 MULTILABEL_MAX = 30  # the prediction is a bit mask of the classes: below 2^30
 BSHIFT_MAX = 8
 TABLE_MAX = 255
-_HEAD = struct.Struct("<BBHBBBB")  # wbits in_bits dims d m classes multilabel
-HEAD_BYTES = _HEAD.size
+# the payload's head (kilobit.proj.HEAD): wbits in_bits dims d m classes multilabel
 
 
 def n_scores(classes, multilabel):
@@ -35,14 +35,9 @@ def n_scores(classes, multilabel):
 
 def check_params(wbits, in_bits, dims, d, m, classes, multilabel):
     """None when the parameters are inside the contract's ranges (10), else what is wrong."""
-    if wbits not in (8, 16):
-        return "wbits %r not 8 or 16" % (wbits,)
-    if not 1 <= in_bits <= 8:
-        return "in_bits %d not in 1..8" % in_bits
-    if not 1 <= dims <= 0xFFFF:
-        return "dims %d not in 1..65535" % dims
-    if not 1 <= d <= PROJ_MAX:
-        return "proj %d not in 1..%d" % (d, PROJ_MAX)
+    err = check_projection(wbits, in_bits, dims, d)
+    if err:
+        return err
     if not 1 <= m <= PROTOS_MAX:
         return "prototypes %d not in 1..%d" % (m, PROTOS_MAX)
     if not 1 <= classes <= 255:
@@ -174,15 +169,10 @@ class ProtoNNInt(kbfile.PayloadModel):
 
     @classmethod
     def _parse(cls, pl):
-        if len(pl) < HEAD_BYTES:
-            raise ValueError("truncated protonn payload")
-        wbits, in_bits, dims, d, m, classes, multilabel = _HEAD.unpack_from(pl)
-        err = check_params(wbits, in_bits, dims, d, m, classes, multilabel)
-        if err:
-            raise ValueError(err)
+        (wbits, in_bits, dims, d, m, classes, multilabel), pj, off = parse_head(
+            pl, "protonn", check_params)
         wb = wbits // 8
         L = n_scores(classes, multilabel)
-        pj, off = Projection.unpack(pl, HEAD_BYTES, dims, d, in_bits, wbits)
         if off + 4 > len(pl):
             raise ValueError("truncated kernel section")
         bshift, dshift, kshift, nt = struct.unpack_from("<BBBB", pl, off)
@@ -275,23 +265,13 @@ def random_model(dims, d, m, classes, wbits, in_bits, multilabel=0, zenc=smat.DE
 def make_golden(dims, d, m, classes, wbits, in_bits, steps, seed, multilabel=0, zenc=0, penc=0,
                 lenc=0, nt=64):
     """The golden document of a random ProtoNN model (kilobit.golden.MAKERS["protonn"])."""
-    from . import golden
-    from .bonsai import golden_inputs
     model = random_model(dims, d, m, classes, wbits, in_bits, multilabel, zenc, penc, lenc,
                          seed, nt)
-    inputs = golden_inputs(dims, in_bits, steps, seed)
     params = dict(dims=dims, d=d, m=m, classes=classes, wbits=wbits, in_bits=in_bits,
                   steps=steps, seed=seed, zenc=zenc, penc=penc, lenc=lenc, nt=nt)
     if multilabel:
         params["multilabel"] = 1
-    return {
-        "format": golden.FORMAT, "version": golden.VERSION, "model": "protonn",
-        "params": params,
-        "model_file": model.to_bytes().hex(),
-        "fields": model.field_names(),
-        "steps": ["P " + " ".join(map(str, u)) for u in inputs],
-        "expect": model.field_rows(inputs),
-    }
+    return golden_doc("protonn", model, params)
 
 
 GOLDEN_SET = [

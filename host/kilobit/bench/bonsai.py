@@ -22,13 +22,11 @@ the matrix bytes). Reported:
 The paper's BonsaiOpt on an Uno (Table 5) takes 2.93 ms on USPS-2 (256 features, the setting of
 the mnist16-2 row: 16 x 16 MNIST, even vs odd).
 """
-import datetime
-import os
-import platform
 import time
 
 import numpy as np
 
+from . import must_show_lines, run_lines, write_report
 from .. import data, predict_fw
 from ..bonsai import Bonsai
 
@@ -134,12 +132,7 @@ def _report(res, quick, seconds):
         add("**QUICK run**: %d training rows, epochs %s, %d Uno inputs: a smoke test, not the "
             "benchmark." % (QUICK_TRAIN, QUICK_EPOCHS, QUICK_UNO_INPUTS))
         add("")
-    add("- date: %s" % datetime.datetime.now().strftime("%Y-%m-%d %H:%M"))
-    add("- machine: %s %s, Python %s, numpy %s, %d CPUs (shared)"
-        % (platform.system(), platform.release(), platform.python_version(), np.__version__,
-           os.cpu_count() or 0))
-    add("- run time: %.0f s" % seconds)
-    add("")
+    L += run_lines(seconds)
     add("Each data set: one float model (seed 0, the budget split between Z and Theta at int8), "
         "quantized to int16 and int8 with power-of-two scales chosen on the training codes. "
         "*Bytes* are what the device stores (the model file's payload without the host-only "
@@ -189,18 +182,7 @@ def _report(res, quick, seconds):
                 % (m2["nnz_z"], m["nnz_z"], m2["ms_mean"], m2["ms_max"], m2["int8"],
                    m["int8"]))
     add("")
-    add("## Must show")
-    add("")
-    add("| claim | measured | result |")
-    add("|---|---|---|")
-    lines = must_show(res)
-    for claim, got, ok in lines:
-        add("| %s | %s | %s |" % (claim, got, "PASS" if ok else "**FAIL**"))
-    add("")
-    add("**Result: %s**" % ("PASS" if all(ok for _, _, ok in lines) else
-                            "FAIL (%d of %d)" % (sum(not ok for _, _, ok in lines),
-                                                 len(lines))))
-    add("")
+    L += must_show_lines(must_show(res))
     return "\n".join(L)
 
 
@@ -214,10 +196,6 @@ def run(out="docs/benchmarks/bonsai.md", quick=False, progress=print, only=None)
             continue
         res[key] = measure(label, name, depth, proj, budget, epochs, quick, progress)
     text = _report(res, quick, time.time() - t0)
-    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
-    tmp = out + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, out)
+    write_report(out, text)
     progress("wrote %s" % out)
     return res

@@ -20,13 +20,11 @@ at 16 bits (twice the matrix bytes). Reported:
   measured stack, every reply checked against the host integer model (kilobit.predict_fw, as
   `kilobit bench bonsai`).
 """
-import datetime
-import os
-import platform
 import time
 
 import numpy as np
 
+from . import must_show_lines, run_lines, write_report
 from .. import data, predict_fw
 from ..errors import KilobitError
 from ..protonn import ProtoNN
@@ -204,12 +202,7 @@ def _report(res, sd, quick, seconds):
             "test, not the benchmark." % (QUICK_TRAIN, QUICK_EPOCHS, QUICK_SEEDS,
                                           QUICK_UNO_INPUTS))
         add("")
-    add("- date: %s" % datetime.datetime.now().strftime("%Y-%m-%d %H:%M"))
-    add("- machine: %s %s, Python %s, numpy %s, %d CPUs (shared)"
-        % (platform.system(), platform.release(), platform.python_version(), np.__version__,
-           os.cpu_count() or 0))
-    add("- run time: %.0f s" % seconds)
-    add("")
+    L += run_lines(seconds)
     add("Each data set: one float model (kilobit.protonn, Algorithm 1: alternating projected "
         "(S)GD over Z, B, W with hard thresholding, each block's subproblem starting at the "
         "Armijo step eta_0 then eta_0/t in its epoch t, Gaussian W, per-class k-means "
@@ -299,18 +292,7 @@ def _report(res, sd, quick, seconds):
         add("")
         add("EdgeML's Uno sketch took %.1f ms per USPS prediction (issue 6)." % EDGEML_SKETCH_MS)
         add("")
-    add("## Must show")
-    add("")
-    add("| claim | measured | result |")
-    add("|---|---|---|")
-    lines = must_show(res, sd)
-    for claim, got, ok in lines:
-        add("| %s | %s | %s |" % (claim, got, "PASS" if ok else "**FAIL**"))
-    add("")
-    add("**Result: %s**" % ("PASS" if all(ok for _, _, ok in lines) else
-                            "FAIL (%d of %d)" % (sum(not ok for _, _, ok in lines),
-                                                 len(lines))))
-    add("")
+    L += must_show_lines(must_show(res, sd))
     return "\n".join(L)
 
 
@@ -325,10 +307,6 @@ def run(out="docs/benchmarks/protonn.md", quick=False, progress=print, only=None
         res[key] = measure(key, label, name, d, m, budget, epochs, batch, quick, progress)
     sd = seeds(quick, progress) if not only or "seeds" in only else []
     text = _report(res, sd, quick, time.time() - t0)
-    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
-    tmp = out + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, out)
+    write_report(out, text)
     progress("wrote %s" % out)
     return res, sd
