@@ -4,13 +4,14 @@
  * no malloc: the caller owns every buffer.
  *
  * A model is its parameters and five buffers:
- *   labels[cap], na[cap]   label and anchor count of each class slot (slots in order of arrival)
+ *   labels[cap], nf[cap]   label and fill counter of each class slot (slots in order of arrival)
  *   anchors[S*T]           int8 anchor rows, S = cap*kt rows of T = P*d values, row-major;
- *                          class slot c owns rows c*kt .. c*kt+kt-1 (I-I, N-I) and fills them
- *                          with its first kt examples; N-O: all S rows fixed (host-made)
+ *                          class slot c owns rows c*kt .. c*kt+kt-1 (I-I, N-I): its first
+ *                          example fills row 0, each later one a single subspace of the next
+ *                          rows (kb_assoc_learn); N-O: all S rows fixed (host-made)
  *   conn[...]              connection bits, bit (p*S + row)*cap*R + c*R + r, LSB first
  *   near[P], dist[P]       scratch: per subspace the nearest row and its squared distance
- * labels | na | anchors | conn, back to back, is "the memory" of the golden files and dumps.
+ * labels | nf | anchors | conn, back to back, is "the memory" of the golden files and dumps.
  *
  * Widths: a squared difference is at most 255^2 = 65,025 (uint16_t, computed unsigned: on AVR
  * `int` is 16-bit signed), a subspace distance at most 255 * 65,025 < 2^24 and a class's
@@ -36,7 +37,7 @@
 typedef struct {
     uint8_t approach, bits, P, d, cap, kt, R, nc;
     kb_rng_t rng;
-    uint8_t *labels, *na;
+    uint8_t *labels, *nf;
     int8_t *anchors;
     uint8_t *conn;
     uint16_t *near;
@@ -67,7 +68,7 @@ static inline uint32_t kb_assoc_mem_bytes(uint8_t P, uint8_t d, uint8_t cap, uin
     return 2u * cap + (uint32_t)cap * kt * P * d + kb_assoc_conn_bytes(P, cap, kt, R);
 }
 
-/* Anchors stored per subspace: S for N-O, else the sum of the class counts. */
+/* S for N-O, else the examples that wrote anchors (the sum of the fill counters). */
 static inline uint16_t kb_assoc_stored(const kb_assoc_t *m)
 {
     uint16_t n = 0;
@@ -75,8 +76,18 @@ static inline uint16_t kb_assoc_stored(const kb_assoc_t *m)
     if (m->approach == KB_ASSOC_NO)
         return kb_assoc_rows(m);
     for (c = 0; c < m->nc; c++)
-        n = (uint16_t)(n + m->na[c]);
+        n = (uint16_t)(n + m->nf[c]);
     return n;
+}
+
+/* How many of class slot c's rows are valid for subspace p (contract 9.2): always a prefix, row
+ * 0 from the class's first example, then one more row per P later examples. */
+static inline uint8_t kb_assoc_valid(const kb_assoc_t *m, uint8_t c, uint8_t p)
+{
+    const uint8_t f = m->nf[c];
+    if (f <= (uint16_t)p + 1u)
+        return (uint8_t)(f != 0);
+    return (uint8_t)(1u + ((uint16_t)f - 2u - p + m->P) / m->P);
 }
 
 static inline uint8_t kb_assoc_bit(const uint8_t *conn, uint32_t b)
@@ -85,7 +96,7 @@ static inline uint8_t kb_assoc_bit(const uint8_t *conn, uint32_t b)
     return (uint8_t)((v >> (uint8_t)(b & 7u)) & 1);
 }
 
-/* Per subspace, the nearest anchor row among class slots c0 .. c1-1 (every row for N-O) and
+/* Per subspace p, the nearest row valid for p of class slots c0 .. c1-1 (every row for N-O) and
  * its squared distance, into m->near / m->dist. Rows ascend and only a strictly nearer row
  * replaces the best, so the lowest row wins a tie; a row is given up once its partial sum
  * reaches the best (the same result, fewer operations). */
@@ -111,7 +122,7 @@ static inline void kb_assoc_nearest(kb_assoc_t *m, const int8_t *u, uint8_t c0, 
                 s1 = kb_assoc_rows(m);
             } else {
                 s = (uint16_t)((uint16_t)c * m->kt);
-                s1 = (uint16_t)(s + m->na[c]);
+                s1 = (uint16_t)(s + kb_assoc_valid(m, c, p));
             }
             for (; s < s1; s++) {
                 const int8_t *a = m->anchors + (uint32_t)s * T + o;
@@ -203,13 +214,20 @@ static inline uint8_t kb_assoc_learn(kb_assoc_t *m, const int8_t *u, uint8_t y, 
         m->nc++;
     }
     c = (uint8_t)cs;
-    if (m->approach != KB_ASSOC_NO && m->na[c] < m->kt) {
+    if (m->approach != KB_ASSOC_NO && m->nf[c] <= (uint16_t)(m->kt - 1u) * m->P) {
+        /* example 0: a whole row (one-shot); example n: subspace (n-1) % P of a later row */
         const uint16_t T = kb_assoc_T(m);
-        int8_t *a = m->anchors + ((uint32_t)c * m->kt + m->na[c]) * T;
-        uint16_t j;
-        for (j = 0; j < T; j++)
-            a[j] = u[j];
-        m->na[c]++;
+        const uint8_t n = m->nf[c];
+        uint32_t row = (uint32_t)c * m->kt;
+        uint16_t j = 0, j1 = T;
+        if (n != 0) {
+            j = (uint16_t)((uint16_t)((uint8_t)(n - 1u) % m->P) * m->d);
+            j1 = (uint16_t)(j + m->d);
+            row += 1u + (uint8_t)(n - 1u) / m->P;
+        }
+        for (; j < j1; j++)
+            m->anchors[row * T + j] = u[j];
+        m->nf[c] = (uint8_t)(n + 1u);
         m->changed = 1;
     }
     if (m->approach == KB_ASSOC_II)
@@ -244,7 +262,16 @@ static inline int kb_assoc_check_params(uint8_t approach, uint8_t bits, uint8_t 
         return 0;
     if ((uint32_t)P * cap * kt * cap > KB_ASSOC_SMALL / R)
         return 0;
+    if (approach != KB_ASSOC_NO && 1u + (uint32_t)(kt - 1u) * P > 255u)
+        return 0; /* the fill counter is a u8 */
     return 1;
+}
+
+/* Row s holds a learnt (or, N-O, fixed) anchor for subspace p. */
+static inline int kb_assoc_live(const kb_assoc_t *m, uint16_t s, uint8_t p)
+{
+    return m->approach == KB_ASSOC_NO ||
+           s % m->kt < kb_assoc_valid(m, (uint8_t)(s / m->kt), p);
 }
 
 /* The state checks of kilobit.assoc.AssocInt.check_state: 1 when a learner can reach it. */
@@ -267,23 +294,25 @@ static inline int kb_assoc_check_state(const kb_assoc_t *m)
     }
     for (c = 0; c < m->cap; c++) {
         if (m->approach == KB_ASSOC_NO) {
-            if (m->na[c] != 0)
+            if (m->nf[c] != 0)
                 return 0;
-        } else if (c < m->nc ? (m->na[c] < 1 || m->na[c] > m->kt) : m->na[c] != 0) {
+        } else if (c < m->nc ? (m->nf[c] < 1 || m->nf[c] > 1u + (uint16_t)(m->kt - 1u) * m->P)
+                             : m->nf[c] != 0) {
             return 0;
         }
     }
-    if (m->approach != KB_ASSOC_NO)
-        for (s = 0; s < S; s++)
-            if (s % m->kt >= m->na[s / m->kt]) {
-                uint16_t j;
-                for (j = 0; j < T; j++)
-                    if (m->anchors[(uint32_t)s * T + j] != 0)
+    for (s = 0; s < S; s++)
+        for (p = 0; p < m->P; p++)
+            if (!kb_assoc_live(m, s, p)) {
+                const int8_t *a = m->anchors + (uint32_t)s * T + (uint16_t)p * m->d;
+                uint8_t j;
+                for (j = 0; j < m->d; j++)
+                    if (a[j] != 0)
                         return 0;
             }
     for (p = 0; p < m->P; p++)
         for (s = 0; s < S; s++) {
-            const int live = m->approach == KB_ASSOC_NO || s % m->kt < m->na[s / m->kt];
+            const int live = kb_assoc_live(m, s, p);
             for (col = 0; col < CR; col++, b++)
                 if (kb_assoc_bit(m->conn, b) && (!live || col >= live_cols))
                     return 0;

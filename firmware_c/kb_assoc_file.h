@@ -44,8 +44,8 @@ static inline kb_err_t kb_assoc_load(kb_assoc_t *m, uint8_t *data, size_t len, u
     t.nc = p[7];
     t.rng = kb_le16(p + 8);
     t.labels = p + KB_ASSOC_PARAMS;
-    t.na = t.labels + t.cap;
-    t.anchors = (int8_t *)(t.na + t.cap);
+    t.nf = t.labels + t.cap;
+    t.anchors = (int8_t *)(t.nf + t.cap);
     t.conn = (uint8_t *)t.anchors + (uint32_t)t.cap * t.kt * t.P * t.d;
     t.near = near;
     t.dist = dist;

@@ -14,6 +14,7 @@ from kilobit import assoc as A
 from kilobit import avrsim, kbfile, protocol
 from kilobit.errors import ModelFileError
 from kilobit.runtimes import RuntimeFailure, get
+from kilobit.runtimes.assoc_rt import memory
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -149,6 +150,24 @@ def _bad_files():
     q = bytearray(kbfile.unpack(m2.to_bytes())[1])
     q[-1] = 2  # scaler flag
     out["trailer"] = kbfile.pack("assoc", bytes(q))
+    # the fill rule (contract 9.4): P = 2, k~ = 2, so a counter stops at 3
+    m2.learn([2] * 6, 3)  # slot 0: row 0 whole, row 1 subspace 0 only
+    q = bytearray(kbfile.unpack(m2.to_bytes())[1])
+    q[10 + offs["nf"]] = 4
+    out["fill counter above 1+(k~-1)*P"] = kbfile.pack("assoc", bytes(q))
+    q = bytearray(kbfile.unpack(m2.to_bytes())[1])
+    q[10 + offs["nf"]] = 0
+    out["fill counter 0 in a used slot"] = kbfile.pack("assoc", bytes(q))
+    q = bytearray(kbfile.unpack(m2.to_bytes())[1])
+    q[10 + offs["anchors"] + 6 + 3] = 1  # row 1, subspace 1: not filled yet
+    out["anchor of a subspace not filled yet"] = kbfile.pack("assoc", bytes(q))
+    q = bytearray(kbfile.unpack(m2.to_bytes())[1])
+    b = (1 * m2.S + 1) * m2.cap * m2.R  # subspace 1, row 1, class 0
+    q[10 + offs["conn"] + b // 8] |= 1 << (b % 8)
+    out["connection of a subspace not filled yet"] = kbfile.pack("assoc", bytes(q))
+    q = bytearray(kbfile.unpack(A.AssocInt("N-O", 8, 128, 1, 1, 3).to_bytes())[1])
+    q[0] = 0  # I-I: 1 + 2*128 = 257 does not fit the u8 counter
+    out["fill counter range"] = kbfile.pack("assoc", bytes(q))
     corrupt = bytearray(good)
     corrupt[20] ^= 1
     out["corrupt"] = bytes(corrupt)
@@ -469,38 +488,93 @@ def test_bench_reports_raw_and_feature_rows_with_a_verdict_each(tmp_path):
     text = out.read_text()
     f = res["features"]["digits-10"]
     assert f["prep"].T == 128 and f["prep"].M == res["results"]["digits-10"]["prep"].M
-    for label, r in (("digits-10 on raw pixels", res["results"]["digits-10"]),
-                     ("digits-10 on HOG+WHT features", f)):
+    rules = f["rules"]
+    # raw pixels: the grid's figure; the features: what the devices' anchor rule achieves
+    for label, r, acc in (("digits-10 on raw pixels", res["results"]["digits-10"],
+                           res["results"]["digits-10"]["best"]["acc"]),
+                          ("digits-10 on HOG+WHT features", f, rules["stream"])):
         assert "### %s (" % label in text
-        verdict = "MET" if r["nn"][1] - r["best"]["acc"] <= 0.05 else "NOT MET"
-        assert "- %s: I-I %.2f%%" % (label, 100 * r["best"]["acc"]) in text
+        verdict = "MET" if r["nn"][1] - acc <= 0.05 else "NOT MET"
+        assert "- %s: I-I %.2f%%" % (label, 100 * acc) in text
         assert [ln for ln in text.splitlines()
                 if ln.startswith("- %s:" % label)][0].endswith("**%s**" % verdict)
+    assert "devices' anchor rule (paper's sampling %.2f%%)" % (100 * rules["random"]) in text
     steps = [row[0] for row in res["ablation"]["digits-10"]]
     assert steps == ["raw pixels", "WHT only", "HOG only", "HOG+WHT"]
-    rules = f["rules"]
-    row = "| digits-10 on HOG+WHT | %d | %d | %.2f | %.2f | %.2f |" % (
-        f["best"]["P"], f["best"]["kt"], 100 * rules["random"], 100 * rules["split"],
-        100 * rules["stream"])
+    row = "| digits-10 on HOG+WHT | 0 | %d | %d | %.2f | %.2f |" % (
+        f["best"]["P"], f["best"]["kt"], 100 * rules["random"], 100 * rules["stream"])
     assert row in text
 
 
-def test_split_sampling_takes_each_subspace_from_other_examples():
-    X, y = _blobs(n_per=12, C=3, T=6, seed=8)
-    order = np.random.default_rng(1).permutation(len(y))
-    X, y = X[order], y[order]
-    m = A.AssociativeMemory(P=2, anchors_per_class=3, bits=8, sampling="split").fit(X, y)
-    U = A.to_int8(X, 8)
-    for ci, c in enumerate(m.classes_):
-        rows = U[y == c]
-        for p in range(2):
-            got = m.A_[p][m.own_[p] == ci]
-            assert np.array_equal(got, rows[p::2][:3, 3 * p:3 * p + 3])
-    # P = 1: the devices' rule (the first k~ examples of each class)
-    one = A.AssociativeMemory(P=1, anchors_per_class=3, bits=8, sampling="split").fit(X, y)
-    dev = A.AssociativeMemory(P=1, anchors_per_class=3, bits=8, sampling="stream",
-                              capacity=3).fit(X, y)
-    assert np.array_equal(one.predict(X), dev.predict(X))
-    # a class with fewer than P*k~ examples gets fewer anchors, the same in every subspace
-    few = A.AssociativeMemory(P=2, anchors_per_class=10, bits=8, sampling="split").fit(X, y)
-    assert len(few.A_[0]) == len(few.A_[1]) == 3 * 6
+def test_fill_rule_writes_these_rows_and_subspaces_p3_kt3():
+    from kbit.assoc import Assoc
+    # P = 3 subspaces of d = 2, k~ = 3: the counter stops at 1 + 2*3 = 7
+    m = A.AssocInt("I-I", 8, 3, 2, 2, 3)
+    dev = Assoc(0, 8, 3, 2, 2, 3)
+    assert A.fill_max(3, 3) == 7
+    # example n: (row within the class, subspace), None = every subspace; example 7 writes nothing
+    written = [(0, None), (1, 0), (1, 1), (1, 2), (2, 0), (2, 1), (2, 2), None]
+    # rows valid per subspace p = 0, 1, 2 after examples 0..n
+    valid = [(1, 1, 1), (2, 1, 1), (2, 2, 1), (2, 2, 2), (3, 2, 2), (3, 3, 2), (3, 3, 3),
+             (3, 3, 3)]
+    want = np.zeros((6, 6), dtype=np.int64)
+    for n in range(8):
+        u = [10 * (n + 1) + j for j in range(6)]
+        m.learn(u, 42)
+        dev.learn(array("b", u), 42)
+        if written[n] is not None:
+            row, p = written[n]
+            assert A.fill_slot(n, 3) == (row, p)
+            cols = slice(0, 6) if p is None else slice(2 * p, 2 * p + 2)
+            want[row, cols] = u[cols]
+        assert m.nf[0] == dev.nf[0] == min(n + 1, 7)
+        assert np.array_equal(m.anchors, want)
+        assert list(dev.anchors) == want.reshape(-1).tolist()
+        assert A.valid_rows(int(m.nf[0]), 3) == list(valid[n])
+        assert [dev.rows(0, p) for p in range(3)] == list(valid[n])
+        assert m.valid()[:3].sum(0).tolist() == list(valid[n])
+    assert m.memory() == bytes(memory(dev))
+
+
+def test_fill_rule_with_one_subspace_is_the_first_kt_examples():
+    m = A.AssocInt("I-I", 8, 1, 3, 2, 4)
+    for n in range(6):
+        m.learn([n + 1] * 3, 9)
+    assert m.nf[0] == 4 and m.anchors[:4].tolist() == [[n + 1] * 3 for n in range(4)]
+
+
+def test_nearest_searches_only_the_rows_filled_for_each_subspace():
+    from kbit.assoc import Assoc
+    m = A.AssocInt("I-I", 8, 3, 2, 1, 3)
+    m.learn([100] * 6, 1)          # row 0, every subspace
+    m.learn([0] * 6, 1)            # row 1, subspace 0 only
+    # subspaces 1 and 2 of row 1 hold zeros too, but are not anchors yet: row 0 is nearest
+    k, dist = m.nearest(np.zeros((1, 6), dtype=np.int64))
+    assert k.tolist() == [[1, 0, 0]] and dist.tolist() == [[0, 20000, 20000]]
+    dev = Assoc(0, 8, 3, 2, 1, 3)
+    dev.learn(array("b", [100] * 6), 1)
+    dev.learn(array("b", [0] * 6), 1)
+    dev._nearest(array("b", [0] * 6), 0, 1)
+    assert list(dev._k) == [1, 0, 0] and list(dev._dist) == [0, 20000, 20000]
+
+
+def test_one_example_gives_a_complete_anchor_row_with_several_rows_per_class():
+    m = A.AssocInt("I-I", 8, 3, 2, 4, 3)
+    g = np.random.default_rng(3)
+    X = g.integers(-128, 128, size=(4, 6))
+    for i, x in enumerate(X):
+        m.learn(x, 20 + i)
+    assert m.nf[:4].tolist() == [1] * 4
+    for i, x in enumerate(X):
+        assert m.predict(x) == (20 + i, 3)  # every subspace of its one anchor row votes
+
+
+def test_fill_counter_range_is_a_parameter_check():
+    from kbit.assoc import Assoc
+    with pytest.raises(ValueError):
+        A.AssocInt("I-I", 8, 128, 1, 1, 3)  # 1 + 2*128 = 257 > 255
+    with pytest.raises(ValueError):
+        Assoc(1, 8, 128, 1, 1, 3)
+    A.AssocInt("I-I", 8, 127, 1, 1, 3)      # 255: the largest
+    A.AssocInt("N-O", 8, 128, 1, 1, 3)      # N-O keeps no counter
+    Assoc(2, 8, 128, 1, 1, 3)

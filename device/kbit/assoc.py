@@ -8,9 +8,10 @@
     m.count                            # ... and its count (subvectors connected to it)
 
 Buffers, all allocated once at construction for the capacity `cap` classes of k~ anchors:
-`labels`/`na` (bytearray(cap): the label and anchor count of each class slot), `anchors`
+`labels`/`nf` (bytearray(cap): the label and fill counter of each class slot), `anchors`
 (array("b"), S = cap*k~ rows of T = P*d int8 values) and `conn` (bytearray, the connection
-bits). A new label takes the next class slot; its first k~ examples become its anchors.
+bits). A new label takes the next class slot; its first example becomes a whole anchor row, each
+later one (up to 1 + (k~-1)*P in all) one subspace of the next rows (contract 9.4).
 `predict` and `learn` allocate nothing (every intermediate is a small int below 2^30) and lock
 the heap themselves where the port has micropython.heap_lock; argument checks run before the
 lock so that their errors stay readable.
@@ -49,6 +50,8 @@ def check(approach, bits, P, d, cap, kt, R, nc, state):
         return "distance sum T*(2^B-1)^2 exceeds 2^30-1"
     if P * cap * kt * cap > _SMALL // R:
         return "connection matrix exceeds 2^30-1 bits"
+    if approach != NO and 1 + (kt - 1) * P > 255:
+        return "fill counter 1 + (k~-1)*P exceeds 255"
     if nc > cap:
         return "nc %d above capacity %d" % (nc, cap)
     if not 1 <= state <= 0xFFFF:
@@ -77,7 +80,7 @@ class Assoc:
         self.nc = nc  # class slots in use
         self.count = 0  # count of the last prediction
         self.labels = bytearray(cap)
-        self.na = bytearray(cap)
+        self.nf = bytearray(cap)
         self.anchors = array("b", bytes(self.S * self.T))
         self.conn = bytearray(conn_bytes(P, d, cap, kt, R))
         self._k = array("H", bytes(2 * P))  # nearest anchor row per subspace
@@ -108,7 +111,7 @@ class Assoc:
                 else:
                     m = cls(p[0], p[1], p[2], p[3], p[4], p[5], p[6], state, p[7])
                     r.readinto(m.labels)
-                    r.readinto(m.na)
+                    r.readinto(m.nf)
                     chunk = bytearray(_CHUNK)
                     a = m.anchors
                     i = 0
@@ -149,28 +152,32 @@ class Assoc:
                 return "label of an unused class slot is not 0"
         if self.approach == NO:
             for c in range(self.cap):
-                if self.na[c]:
-                    return "N-O keeps no per-class anchor counts"
+                if self.nf[c]:
+                    return "N-O keeps no per-class fill counters"
         else:
+            top = 1 + (kt - 1) * self.P
             for c in range(self.cap):
-                if (c < nc and not 1 <= self.na[c] <= kt) or (c >= nc and self.na[c]):
-                    return "anchor counts not in 1..k~ for used class slots, 0 for the others"
-            T = self.T
-            for s in range(self.S):
-                if s % kt >= self.na[s // kt]:
-                    for j in range(s * T, s * T + T):
+                if (c < nc and not 1 <= self.nf[c] <= top) or (c >= nc and self.nf[c]):
+                    return ("fill counters not in 1..1+(k~-1)*P for used class slots, 0 for "
+                            "the others")
+        d = self.d
+        for s in range(self.S):
+            for p in range(self.P):
+                if not self.valid(s, p):
+                    for j in range(s * self.T + p * d, s * self.T + p * d + d):
                         if self.anchors[j]:
-                            return "an unused anchor row is not 0"
+                            return "an anchor not filled yet is not 0"
         CR = self.cap * self.R
         live_cols = nc * self.R
         conn = self.conn
         bit = 0
         for p in range(self.P):
             for s in range(self.S):
-                live = self.approach == NO or s % kt < self.na[s // kt]
+                live = self.valid(s, p)
                 for col in range(CR):
                     if (conn[bit >> 3] >> (bit & 7)) & 1 and (not live or col >= live_cols):
-                        return "a connection of an unused anchor or class is set"
+                        return ("a connection of an anchor not filled yet or of an unused class "
+                                "is set")
                     bit += 1
         if bit & 7 and conn[bit >> 3] >> (bit & 7):
             return "padding bits are not 0"
@@ -192,21 +199,32 @@ class Assoc:
         a = bytearray(len(self.anchors))
         for i in range(len(a)):
             a[i] = self.anchors[i] & 0xFF
-        kbfile.write(stream, kbfile.TYPE_ASSOC, (p, self.labels, self.na, a, self.conn,
+        kbfile.write(stream, kbfile.TYPE_ASSOC, (p, self.labels, self.nf, a, self.conn,
                                                  b"\x00"))
 
     def stored(self):
-        """Anchors stored (per subspace): S for N-O, else the sum of the class counts."""
+        """S for N-O, else the examples that wrote anchors (the sum of the fill counters)."""
         if self.approach == NO:
             return self.S
         n = 0
         for c in range(self.nc):
-            n += self.na[c]
+            n += self.nf[c]
         return n
+
+    def rows(self, c, p):
+        """How many of class slot c's rows are valid for subspace p (contract 9.2): a prefix,
+        row 0 from the first example, then one row per P later examples."""
+        f = self.nf[c]
+        if f <= p + 1:
+            return 1 if f else 0
+        return 1 + (f - 2 - p + self.P) // self.P
+
+    def valid(self, s, p):
+        return self.approach == NO or s % self.kt < self.rows(s // self.kt, p)
 
     # --- contract 9.2: nearest anchors ---
     def _nearest(self, u, c0, c1):
-        """Per subspace, the nearest anchor row among the class slots c0 .. c1-1 (all rows for
+        """Per subspace p, the nearest row valid for p of the class slots c0 .. c1-1 (all rows for
         N-O) and its squared distance, into self._k / self._dist. Rows are visited in
         ascending order and only a strictly nearer row replaces the best: the lowest row wins
         a tie. A row is given up as soon as its partial sum reaches the best."""
@@ -214,7 +232,6 @@ class Assoc:
         T = self.T
         d = self.d
         kt = self.kt
-        na = self.na
         K = self._k
         D = self._dist
         fixed = self.approach == NO
@@ -231,7 +248,7 @@ class Assoc:
                     s1 = self.S
                 else:
                     s = c * kt
-                    s1 = s + na[c]
+                    s1 = s + self.rows(c, p)
                 while s < s1:
                     i = s * T + o
                     dist = 0
@@ -320,13 +337,21 @@ class Assoc:
             c = self.nc
             self.labels[c] = y
             self.nc = c + 1
-        if self.approach != NO and self.na[c] < self.kt:
+        n = self.nf[c]
+        if self.approach != NO and n <= (self.kt - 1) * self.P:
+            # example 0: a whole row (one-shot); example n: subspace (n-1) % P of a later row
             T = self.T
-            i = (c * self.kt + self.na[c]) * T
+            j0 = 0
+            j1 = T
+            i = c * self.kt * T
+            if n:
+                j0 = (n - 1) % self.P * self.d
+                j1 = j0 + self.d
+                i += (1 + (n - 1) // self.P) * T
             A = self.anchors
-            for j in range(T):
+            for j in range(j0, j1):
                 A[i + j] = u[j]
-            self.na[c] += 1
+            self.nf[c] = n + 1
         if self.approach == II:
             self._nearest(u, c, c + 1)
         else:

@@ -6,7 +6,7 @@
  *     learn  label + T int8 values  -> flags, prediction before learning, count, classes,
  *                                      anchors stored
  *     query  T int8 values          -> the same, nothing learnt
- *     dump   [] or [1]              -> generator, classes, memory (labels|na|anchors|conn)
+ *     dump   [] or [1]              -> generator, classes, memory (labels|nf|anchors|conn)
  *     info                          -> version, type 5, approach, bits, P, d, cap, k~, R,
  *                                      memory bytes
  *     stop                          -> an acknowledgement, then cli(); sleep_cpu()
@@ -16,7 +16,7 @@
  *
  * The parameters and the initial state (a model file's: a host-trained or host-seeded memory
  * continues here) come from a header the host generates (kilobit.assoc_fw.header), passed with
- * -include. RAM: the memory (one array: labels, anchor counts, int8 anchors, connection bits),
+ * -include. RAM: the memory (one array: labels, fill counters, int8 anchors, connection bits),
  * one frame (label + T values), P nearest rows and distances, the model struct, the stack.
  *
  * Cycle markers on GPIOR1 bracket the compute only: 1 before and 2 after a learning step (its
@@ -85,7 +85,7 @@ int main(void)
     model.nc = KB_ASSOC_FW_NC;
     model.rng = KB_ASSOC_FW_RNG;
     model.labels = kb_mem;
-    model.na = kb_mem + KB_ASSOC_FW_CAP;
+    model.nf = kb_mem + KB_ASSOC_FW_CAP;
     model.anchors = (int8_t *)(kb_mem + 2 * KB_ASSOC_FW_CAP);
     model.conn = kb_mem + 2 * KB_ASSOC_FW_CAP + (uint16_t)KB_ASSOC_FW_CAP * KB_ASSOC_FW_KT * KB_T;
     model.near = near;

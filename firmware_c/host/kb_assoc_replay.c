@@ -7,7 +7,7 @@
  * One step per line: "L y v0 .. vT-1" (learn label y, 0..255) or "Q v0 .. vT-1" (predict), the
  * values int8 within the model's B bits. Per step it prints "pred count classes anchors changed"
  * (pred -1: no class yet; changed 1 when a learning step changed the memory); after each such
- * step, and once at the end, it appends the memory (labels | na | anchors | connections) to
+ * step, and once at the end, it appends the memory (labels | nf | anchors | connections) to
  * MEMOUT, in binary.
  *
  * Exit status: 0 ok; 1 output failed; 2 model refused (or unreadable, or bad usage); 3 malformed

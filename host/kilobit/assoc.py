@@ -10,9 +10,10 @@ connected to (one of) its output neurons.
 Two forms live here:
 
 `AssocInt`  the integer reference: exactly what device/kbit/assoc.py and firmware_c/kb_assoc.h
-            do (docs/contract.md, section "assoc"): int8 inputs, anchors taken from the first
-            k~ examples of each class of the stream, squared Euclidean distance, every tie
-            broken the documented way, a .kb model file.
+            do (docs/contract.md, section "assoc"): int8 inputs, anchors filled from each
+            class's examples in stream order (the first gives a whole row, each later one a
+            single subspace: `fill_slot`), squared Euclidean distance, every tie broken the
+            documented way, a .kb model file.
 `AssociativeMemory`  the paper's estimator (scikit-learn style, `partial_fit` takes new classes
             at any time): I-I, N-I and N-O, any P, R and k~, product random sampling drawn
             independently per subspace, on float features (`bits=None`) or on the same int8
@@ -66,6 +67,31 @@ def check_params(approach, bits, P, d, cap, kt, R):
         raise ValueError("distance sum T*(2^B-1)^2 = %d exceeds 2^30-1" % (P * d * top * top))
     if P * cap * kt * cap * R > SMALL:
         raise ValueError("connection matrix of %d bits exceeds 2^30-1" % (P * cap * kt * cap * R))
+    if approach_id(approach) != NO and fill_max(P, kt) > 255:
+        raise ValueError("fill counter 1 + (k~-1)*P = %d exceeds 255" % fill_max(P, kt))
+
+
+def fill_max(P, kt):
+    """Where a class's fill counter stops (contract 9.4): its first example, then one subspace
+    of rows 1 .. k~-1 per example."""
+    return 1 + (kt - 1) * P
+
+
+def fill_slot(n, P):
+    """(row within the class, subspace or None for all) written by a class's example number n
+    (n from 0, n < fill_max): example 0 a whole row, so one example is a complete anchor;
+    later ones a single subspace each, so each subspace's anchors come from other examples."""
+    if n == 0:
+        return 0, None
+    return 1 + (n - 1) // P, (n - 1) % P
+
+
+def valid_rows(nf, P):
+    """Rows of a class with fill counter nf valid for subspace p, for p = 0 .. P-1: always a
+    prefix of the class's rows, of these lengths (contract 9.2)."""
+    if nf == 0:
+        return [0] * P
+    return [1 + max(0, -(-(nf - 1 - p) // P)) for p in range(P)]
 
 
 def to_int8(X01, bits):
@@ -75,10 +101,10 @@ def to_int8(X01, bits):
 
 
 def mem_layout(P, d, cap, kt, R):
-    """(offsets, total bytes) of the memory: labels[cap] | na[cap] | anchors[S*T] | conn."""
+    """(offsets, total bytes) of the memory: labels[cap] | nf[cap] | anchors[S*T] | conn."""
     S, T = cap * kt, P * d
     conn = (P * S * cap * R + 7) // 8
-    offs = dict(labels=0, na=cap, anchors=2 * cap, conn=2 * cap + S * T)
+    offs = dict(labels=0, nf=cap, anchors=2 * cap, conn=2 * cap + S * T)
     return offs, 2 * cap + S * T + conn
 
 
@@ -120,9 +146,10 @@ class AssocInt:
     """The integer reference of the device (contract section "assoc"). Inputs are int8 values
     of B bits (`to_int8`); labels are 0..255; learning returns the prediction made before it.
 
-    State: `labels[c]`/`na[c]` per class slot c < nc (slots in order of first appearance),
-    `anchors` (S = cap*kt rows of T int8 values; class slot c owns rows c*kt .. c*kt+kt-1 and
-    uses the first na[c]), `conn` bits indexed [p, anchor row, c*R + r], the generator.
+    State: `labels[c]`/`nf[c]` (label, fill counter) per class slot c < nc (slots in order of
+    first appearance), `anchors` (S = cap*kt rows of T int8 values; class slot c owns rows
+    c*kt .. c*kt+kt-1, valid per subspace as `valid`), `conn` bits indexed [p, anchor row,
+    c*R + r], the generator.
     """
 
     def __init__(self, approach, bits, P, d, cap, kt, R=1, seed=0):
@@ -132,31 +159,35 @@ class AssocInt:
         self.S, self.T = cap * kt, P * d
         self.rng = Rng(seed_state(seed))
         self.labels = np.zeros(cap, dtype=np.int64)
-        self.na = np.zeros(cap, dtype=np.int64)
+        self.nf = np.zeros(cap, dtype=np.int64)
         self.nc = 0
         self.anchors = np.zeros((self.S, self.T), dtype=np.int64)
         self.conn = np.zeros((P, self.S, cap * R), dtype=bool)
 
     # --- anchors ---
-    def active(self):
-        """Anchor rows in use, ascending: all of them for N-O, else each class's first na."""
+    def valid(self):
+        """(S, P) booleans: anchor row s is valid for subspace p (contract 9.2); every row for
+        N-O."""
         if self.approach == NO:
-            return np.arange(self.S)
-        return np.concatenate([c * self.kt + np.arange(self.na[c]) for c in range(self.nc)]
-                              + [np.zeros(0, dtype=np.int64)]).astype(np.int64)
+            return np.ones((self.S, self.P), dtype=bool)
+        n = np.array([valid_rows(int(f), self.P) for f in self.nf]).reshape(self.cap, self.P)
+        return (np.arange(self.S) % self.kt)[:, None] < np.repeat(n, self.kt, axis=0)
 
-    def class_rows(self, c):
-        return c * self.kt + np.arange(self.na[c])
-
-    def nearest(self, U, rows):
-        """For inputs U (n, T): per subspace the nearest of `rows` (lowest row on a tie) and
-        its squared distance. Returns (k (n, P), dist (n, P))."""
+    def nearest(self, U, c=None):
+        """For inputs U (n, T): per subspace the nearest valid row (lowest row on a tie) of
+        class slot c, or of every class (rows(all)) when c is None, and its squared distance.
+        Returns (k (n, P), dist (n, P))."""
         U = np.atleast_2d(np.asarray(U, dtype=np.int64))
         n = U.shape[0]
         k = np.zeros((n, self.P), dtype=np.int64)
         dist = np.zeros((n, self.P), dtype=np.int64)
+        V = self.valid()
+        if c is not None:
+            V[:c * self.kt] = False
+            V[(c + 1) * self.kt:] = False
         for p in range(self.P):
             sl = slice(p * self.d, (p + 1) * self.d)
+            rows = np.nonzero(V[:, p])[0]
             D = _sqdist(self.anchors[rows, sl], U[:, sl])
             j = D.argmin(1)  # first minimum: rows ascend, so the lowest row wins a tie
             k[:, p] = rows[j]
@@ -166,7 +197,7 @@ class AssocInt:
     def scores(self, U):
         """Per input: neuron counts n (n, nc*R) and distance sums s (same shape)."""
         U = np.atleast_2d(np.asarray(U, dtype=np.int64))
-        k, dist = self.nearest(U, self.active())
+        k, dist = self.nearest(U)
         ncol = self.nc * self.R
         n = np.zeros((U.shape[0], ncol), dtype=np.int64)
         s = np.zeros((U.shape[0], ncol), dtype=np.int64)
@@ -219,26 +250,29 @@ class AssocInt:
             c = self.nc
             self.labels[c] = y
             self.nc += 1
-        if self.approach != NO and self.na[c] < self.kt:
-            self.anchors[c * self.kt + self.na[c]] = u
-            self.na[c] += 1
-        rows = self.class_rows(c) if self.approach == II else self.active()
-        k, _ = self.nearest(u[None, :], rows)
+        if self.approach != NO and self.nf[c] < fill_max(self.P, self.kt):
+            r, p = fill_slot(int(self.nf[c]), self.P)
+            sl = slice(None) if p is None else slice(p * self.d, (p + 1) * self.d)
+            self.anchors[c * self.kt + r, sl] = u[sl]
+            self.nf[c] += 1
+        k, _ = self.nearest(u[None, :], c if self.approach == II else None)
         r = self.rng.below(self.R) if self.R > 1 else 0
         self.conn[np.arange(self.P), k[0], c * self.R + r] = True
         return pred
 
     @property
     def anchors_stored(self):
-        return self.S if self.approach == NO else int(self.na.sum())
+        """The golden files' "anchors": S for N-O, else the examples that wrote anchors (the
+        sum of the fill counters; with P = 1 the rows in use)."""
+        return self.S if self.approach == NO else int(self.nf.sum())
 
     # --- memory and model file ---
     def memory(self):
-        """labels[cap] | na[cap] | anchors (S*T int8, row-major) | conn bits, bit
+        """labels[cap] | nf[cap] | anchors (S*T int8, row-major) | conn bits, bit
         (p*S + row)*cap*R + c*R + r, LSB first (contract)."""
         conn = np.packbits(self.conn.reshape(-1).astype(np.uint8), bitorder="little")
         return b"".join([self.labels.astype(np.uint8).tobytes(),
-                         self.na.astype(np.uint8).tobytes(),
+                         self.nf.astype(np.uint8).tobytes(),
                          self.anchors.astype(np.int8).tobytes(), conn.tobytes()])
 
     def load_memory(self, mem, nc):
@@ -246,7 +280,7 @@ class AssocInt:
         b = np.frombuffer(mem, dtype=np.uint8)
         assert len(b) == total
         self.labels = b[:self.cap].astype(np.int64)
-        self.na = b[offs["na"]:offs["na"] + self.cap].astype(np.int64)
+        self.nf = b[offs["nf"]:offs["nf"] + self.cap].astype(np.int64)
         self.anchors = b[offs["anchors"]:offs["conn"]].view(np.int8).astype(np.int64) \
             .reshape(self.S, self.T)
         nbits = self.P * self.S * self.cap * self.R
@@ -267,17 +301,17 @@ class AssocInt:
         if self.labels[nc:].any():
             return "label of an unused class slot is not 0"
         if self.approach == NO:
-            if self.na.any():
-                return "N-O keeps no per-class anchor counts"
-            live = np.ones(self.S, dtype=bool)
+            if self.nf.any():
+                return "N-O keeps no per-class fill counters"
         else:
-            if ((self.na[:nc] < 1) | (self.na[:nc] > kt)).any() or self.na[nc:].any():
-                return "anchor counts not in 1..k~ for used class slots, 0 for the others"
-            live = (np.arange(self.S) % kt) < np.repeat(self.na, kt)
-            if self.anchors[~live].any():
-                return "an unused anchor row is not 0"
-        if self.conn[:, ~live, :].any() or self.conn[:, :, nc * self.R:].any():
-            return "a connection of an unused anchor or class is set"
+            top = fill_max(self.P, kt)
+            if ((self.nf[:nc] < 1) | (self.nf[:nc] > top)).any() or self.nf[nc:].any():
+                return "fill counters not in 1..1+(k~-1)*P for used class slots, 0 for the others"
+        live = self.valid()
+        if self.anchors.reshape(self.S, self.P, self.d)[~live].any():
+            return "an anchor not filled yet is not 0"
+        if self.conn.transpose(1, 0, 2)[~live].any() or self.conn[:, :, nc * self.R:].any():
+            return "a connection of an anchor not filled yet or of an unused class is set"
         if np.any(pad_bits):
             return "padding bits are not 0"
         return None
@@ -332,15 +366,12 @@ class AssociativeMemory:
     anchors per subspace from the first batch and never again. Then every example of the batch
     is stored (connected to output neuron r drawn uniformly in 0..R-1).
 
-    sampling="stream": the device's rule (AssocInt): examples one by one in the given order,
-    the first k~ of each class become its anchors. Needs bits and at most `capacity` classes.
-    Its P subvectors of an anchor come from one example, where the paper draws each subspace's
-    independently.
-
-    sampling="split": a streaming rule that keeps the paper's independence (not in the contract;
-    a candidate for the devices): the n-th example of a class in the given order (n from 0)
-    gives subspace n % P of its anchor n // P, so each subspace's anchors are other examples,
-    and P = 1 is the device's rule. A class with fewer than P*k~ examples gets fewer anchors.
+    sampling="stream": the devices' rule (AssocInt, contract 9.4): examples one by one in the
+    given order; a class's first example gives a whole anchor row (one-shot learning), each
+    later one a single subspace (example n >= 1: subspace (n-1) mod P of row 1 + (n-1) div P),
+    so each subspace's anchors come from other examples as in the paper's independent draws,
+    and P times more examples contribute than with whole rows. Needs bits and at most
+    `capacity` classes; 1 + (k~-1)*P <= 255.
     """
 
     def __init__(self, P=4, anchors_per_class=20, R=1, approach="I-I", bits=8, seed=0,
@@ -376,8 +407,8 @@ class AssociativeMemory:
             self.int_ = AssocInt(self.approach, self.bits, self.P, self.d_, cap,
                                  self.anchors_per_class, self.R, self.seed)
             return
-        if self.sampling not in ("random", "split"):
-            raise ValueError("sampling must be 'random', 'stream' or 'split'")
+        if self.sampling != "random":
+            raise ValueError("sampling must be 'random' or 'stream'")
         dt = np.float64 if self.bits is None else np.int64
         self.A_ = [np.zeros((0, self.d_), dtype=dt) for _ in range(self.P)]  # anchors
         self.own_ = [np.zeros(0, dtype=np.int64) for _ in range(self.P)]  # owner class index
@@ -434,15 +465,11 @@ class AssociativeMemory:
         for c in dict.fromkeys(ci.tolist()):
             idx = np.nonzero(ci == c)[0]
             m = kt - self.have_[c] if n_anchors is None else n_anchors
-            split = self.sampling == "split"
-            m = max(0, min(m, len(idx) // self.P if split else len(idx)))
+            m = max(0, min(m, len(idx)))
             if m == 0:
                 continue
             for p in range(self.P):
-                if split:
-                    pick = idx[p::self.P][:m]
-                else:
-                    pick = idx[g.choice(len(idx), size=m, replace=False)]
+                pick = idx[g.choice(len(idx), size=m, replace=False)]
                 self._add_anchors(p, U[pick, p * d:(p + 1) * d], c)
             self.have_[c] += m
 
@@ -511,9 +538,9 @@ class AssociativeMemory:
     # --- resources (paper section IV-C) ---
     @property
     def n_anchors_(self):
-        """K: anchors per subspace."""
+        """K: anchors per subspace (streamed: subspace 0's, the most filled)."""
         if self.sampling == "stream":
-            return self.int_.anchors_stored
+            return int(self.int_.valid()[:, 0].sum())
         return len(self.A_[0])
 
     def complexity_p(self):
@@ -615,7 +642,8 @@ def make_steps(m, n, seed, labels):
 
 #: The checked-in assoc files: every approach, R = 1 and R > 1 (the generator), P from 1 to
 #: 16, d from 1 to 40, 1 to 8 bits, one-shot (k~ = 1), the capacity filled, the Uno's pendigits
-#: configuration, and a host-trained snapshot continuing.
+#: configuration, a host-trained snapshot continuing, and classes left full, partly filled
+#: (rows valid for some subspaces only) and with a single example (k~ > 1).
 GOLDEN_SET = [
     dict(model="assoc", approach="I-I", bits=8, P=1, d=16, cap=10, kt=10, R=1, steps=160,
          seed=41),  # the Uno's pendigits build
@@ -637,6 +665,8 @@ GOLDEN_SET = [
          seed=49, pretrain=60),
     dict(model="assoc", approach="I-I", bits=2, P=1, d=1, cap=1, kt=1, R=1, steps=40,
          seed=50),
+    dict(model="assoc", approach="I-I", bits=4, P=3, d=2, cap=6, kt=3, R=1, steps=40,
+         seed=54),  # the fill rule (9.4): at the end fill counters 7 7 4 6 3 1 of at most 7
 ]
 
 

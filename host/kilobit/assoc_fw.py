@@ -6,7 +6,7 @@ generated from a model file, a cached avr-gcc build, and a replay over the simul
     out, sim, sizes = assoc_fw.replay(model_bytes, steps, "uno")
 
 The header makes the model's parameters compile-time constants of the firmware and carries its
-memory (labels, anchor counts, anchors, connections) when it is not all zero, so a host-made
+memory (labels, fill counters, anchors, connections) when it is not all zero, so a host-made
 model (N-O anchors, or a snapshot) continues on the chip. Builds are cached under
 build/avr-assoc/<board>/<hash>/. A model that cannot fit raises kilobit.firmware.FitError with
 the numbers (static RAM plus the stack reserve above the board's RAM, or flash).

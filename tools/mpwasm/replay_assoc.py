@@ -62,10 +62,10 @@ with open(mem_path, "wb") as out:
             print(pred, m.count, m.nc, n, 1 if learn else 0)
             if learn:
                 out.write(m.labels)
-                out.write(m.na)
+                out.write(m.nf)
                 out.write(m.anchors)
                 out.write(m.conn)
     out.write(m.labels)
-    out.write(m.na)
+    out.write(m.nf)
     out.write(m.anchors)
     out.write(m.conn)

@@ -4,7 +4,7 @@ runtime. Each runtime adapter hands a model file of the assoc type here (`handle
 Steps are ("L", label, values) or ("Q", None, values), values the T int8 inputs. A replay
 returns per step (prediction, count, classes, anchors, memory or None): the label predicted
 (before learning, for "L"; -1 when no class is known yet), its count, the class slots in use and
-the anchors stored after the step, and the memory (labels | na | anchors | connections) after
+the anchors stored after the step, and the memory (labels | nf | anchors | connections) after
 every learning step and after the last step.
 """
 import os
@@ -76,7 +76,7 @@ def _kbit(model, steps):
 
 def memory(m):
     """The memory of a kbit.assoc.Assoc as the contract lays it out."""
-    return bytes(m.labels) + bytes(m.na) + bytes(m.anchors) + bytes(m.conn)
+    return bytes(m.labels) + bytes(m.nf) + bytes(m.anchors) + bytes(m.conn)
 
 
 def write_steps(f, steps):
