@@ -531,17 +531,6 @@ static inline kb_ckp_score_t kb_ckp_learn(kb_ckp_t *m, const uint8_t *u, uint8_t
 #ifdef KB_CKP_FILE
 #include "kb_file.h"
 
-/* kb_strerror, with the model named where the error is the model's. */
-static inline const char *kb_ckp_strerror(kb_err_t err)
-{
-    switch (err) {
-    case KB_ERR_PARAM: return "bad ckp parameters";
-    case KB_ERR_TABLE: return "bad ckp weight table";
-    case KB_ERR_TRAILER: return "bad ckp trailer";
-    default: return kb_strerror(err);
-    }
-}
-
 /* Load a CKP model file into *m (left untouched on error): the checks of
  * kilobit.ckp.CKPInt.from_bytes in its order. Runtime parameters point into `data`, which must
  * stay alive and writable, and use `scratch` (dims bytes); compile-time parameters must match

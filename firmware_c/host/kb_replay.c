@@ -163,9 +163,9 @@ static const char *strerror_of(kb_err_t err)
 {
 #ifdef KB_REPLAY_CKP
     if (is_ckp)
-        return kb_ckp_strerror(err);
+        return kb_model_strerror(err, KB_FILE_TYPE_CKP);
 #endif
-    return kb_strerror(err);
+    return kb_model_strerror(err, KB_FILE_TYPE_RKP);
 }
 
 static unsigned long dims_of(void)
