@@ -4,7 +4,8 @@ The budget is L *bits*, not a number of support vectors. On every mistake the le
 two ways of making room for the new support vector (paper, Table 1):
 
     loss_Q (eq. 9-10): lower the precision of every stored support vector, b = L / (M (B+1));
-    loss_R (eq. 11-12): replace a random one, loss_R = ||w||^2 / B tracked incrementally;
+    loss_R (eq. 11-12): replace a random one, loss_R = ||w||^2 / B (CKPFloat: of the
+                        perceptron as stored; CKPInt: tracked incrementally, contract 6.5);
 
 and adds (lowering precision) when loss_Q < loss_R, else replaces. Precision is mixed, as the
 paper: of B support vectors, some hold b + 1 bits per attribute and the rest b.
@@ -185,13 +186,20 @@ class CKPInt:
     bits: P, the precision of the input codes and the most any support vector keeps; dims: M;
     L: the budget in bits (labels included); width: A in thousandths (A = 0.1 -> 100), used
     only here, to make the tables; C: weight scale; seed: the generator's seed.
+
+    renorm=True is NOT the contract: a candidate change, measured on the host. `norm` then
+    stays C ||w||^2 of the perceptron as stored, as CKPFloat's does: summed again over every
+    pair of support vectors after an addition (the lowering moved them all), and a
+    replacement's eq. 12 taken at the new support vector's stored centres instead of the
+    input's.
     """
 
     model = "ckp"
 
-    def __init__(self, bits, dims, L, width, C=DEFAULT_C, seed=0):
+    def __init__(self, bits, dims, L, width, C=DEFAULT_C, seed=0, renorm=False):
         check_params(bits, dims, L, width, C)
         self.bits, self.dims, self.L, self.width, self.C = bits, dims, L, width, C
+        self.renorm = renorm
         A = width / 1000.0
         self.table = power_table(A, bits, C)
         self.qstart, self.qshift, self.q = loss_table(L, dims, A, bits, C)
@@ -255,6 +263,13 @@ class CKPInt:
             return 0
         return int((self.labels[:self.count] * self._weights(self._dist(c))).sum())
 
+    def stored_norm(self):
+        """sum_ij y_i y_j w(d_ij) over the stored support vectors: C ||w||^2, saturated."""
+        c = self._centers()
+        d = ((c[:, None, :] - c[None, :, :]) ** 2).sum(axis=2)
+        y = self.labels[:self.count]
+        return _sat(int(y @ self._weights(d) @ y))
+
     def check_input(self, u, y=0):
         u = np.asarray(u)
         if u.shape != (self.dims,):
@@ -302,14 +317,20 @@ class CKPInt:
                 slot = self.rng.below(B)
                 bR = self.slot_bits()[slot]
                 cR = centers(self.codes[slot], bR, self.bits)
+                cn = 2 * u + 1
+                if self.renorm:
+                    cn = centers(u >> (self.bits - bR), bR, self.bits)
+                    m = y1 * self.margin(cn)
                 yR = int(self.labels[slot])
                 mR = yR * self.margin(cR)
-                dR = int(((2 * u + 1 - cR) ** 2).sum())
+                dR = int(((cn - cR) ** 2).sum())
                 k = weight(dR, self.table, self.C)
                 self.norm = _sat(self.norm + 2 * (m - mR - y1 * yR * k) + 2 * self.C)
         b = self.slot_bits()[slot]
         self.codes[slot] = u >> (self.bits - b)
         self.labels[slot] = y1
+        if self.renorm and slot == B and B > 0:
+            self.norm = self.stored_norm()
         return s, True
 
     # --- contract 6.6: the memory ---
@@ -407,17 +428,27 @@ class CKPFloat:
     1 is what the integer version stores); bits: the most precision a support vector keeps
     (None: unlimited, attributes exact from 30 bits on); L=None: the unbounded kernel
     perceptron. Inputs are floats in [0, 1]; the removal sequence is kilobit's generator.
+
+    `norm` is ||w||^2 of the perceptron as stored (quantized support vectors), so that
+    loss_R = norm / B is eq. 11 "evaluated after every update", as the paper asks. Eq. 12 keeps
+    it after a replacement; lowering the precision moves every support vector, which no
+    incremental formula covers, so after an addition it is summed again over the Gram matrix
+    (O(B^2 M), once per addition). `exact_norm=False` instead tracks it as CKPInt does
+    (||w + y phi(x)||^2 with the unquantized x, the lowering ignored): on Waveform and Pendigits
+    that estimate drifts far enough to move B and b away from Table 3.
     """
 
-    def __init__(self, dims, L, A, label_bits=0, bits=None, seed=0):
+    def __init__(self, dims, L, A, label_bits=0, bits=None, seed=0, exact_norm=True):
         self.dims, self.L, self.A = dims, L, A
         self.label_bits, self.bits = label_bits, bits
+        self.exact_norm = exact_norm
         self.rng = Rng(seed_state(seed))
         self.X = np.zeros((0, dims))
         self.labels = np.zeros(0)
         self.prec = np.zeros(0, dtype=np.int64)
         self.Z = np.zeros((0, dims))  # reconstructed (quantized) support vectors
-        self.norm = 0.0  # ||w||^2, tracked by eq. 12
+        self.norm = 0.0  # ||w||^2 (eq. 11 x B)
+        self.replaced = 0  # replacements so far: 0 means the budget never bound B
         self.inv_a2 = 1.0 / (A * A)
 
     @property
@@ -446,6 +477,12 @@ class CKPFloat:
         d = ((self.Z - x) ** 2).sum(axis=1)
         return float((self.labels * np.exp(-d * self.inv_a2)).sum())
 
+    def stored_norm(self):
+        """||w||^2 = sum_ij y_i y_j K(z_i, z_j) over the stored support vectors (eq. 11 x B)."""
+        sq = (self.Z * self.Z).sum(axis=1)
+        d = np.maximum(sq[:, None] + sq[None, :] - 2.0 * self.Z @ self.Z.T, 0.0)
+        return float(self.labels @ np.exp(-d * self.inv_a2) @ self.labels)
+
     def can_add(self):
         B = self.count
         if self.L is None:
@@ -469,19 +506,24 @@ class CKPFloat:
         if add:
             self.X = np.vstack([self.X, x])
             self.labels = np.append(self.labels, y1)
-            self.norm += 2 * y1 * fx + 1
             self._requantize()
+            if self.exact_norm and self.L is not None:
+                self.norm = self.stored_norm()
+            else:
+                self.norm += 2 * y1 * fx + 1
         else:
             j = self.rng.below(B)
+            self.replaced += 1
             zj = self.Z[j].copy()
-            fR = float((self.labels * np.exp(-((self.Z - zj) ** 2).sum(axis=1)
-                                             * self.inv_a2)).sum())
-            kR = math.exp(-((x - zj) ** 2).sum() * self.inv_a2)
+            z = self._recon(x[None, :], self.prec[j:j + 1])[0]
+            # eq. 12 for the support vector as it will be stored (exact) or as it came
+            xn, fn = (z, self.f(z)) if self.exact_norm else (x, fx)
+            kR = math.exp(-((xn - zj) ** 2).sum() * self.inv_a2)
             yR = self.labels[j]
-            self.norm += 2 * (y1 * fx - yR * fR - y1 * yR * kR + 1)
+            self.norm += 2 * (y1 * fn - yR * self.f(zj) - y1 * yR * kR + 1)
             self.X[j] = x
             self.labels[j] = y1
-            self.Z[j] = self._recon(x[None, :], self.prec[j:j + 1])[0]
+            self.Z[j] = z
         return fx, True
 
     def decision_function(self, X):

