@@ -37,6 +37,6 @@ def write_report(out, text):
     os.replace: an interrupted run never leaves a half-written report behind."""
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     tmp = out + ".tmp"
-    with open(tmp, "w") as f:
+    with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)
     os.replace(tmp, out)

@@ -34,6 +34,7 @@ import time
 import numpy as np
 
 from .. import assoc as A
+from . import write_report
 from .. import data
 from .. import features as FE
 from ..quant import MinMaxScaler
@@ -1024,7 +1025,4 @@ def _write(out, quick, runtime, results, shots, ci, ei, uno, skipped, plot_note,
         for k, v in skipped.items():
             add("- %s: %s" % (k, v))
         add("")
-    tmp = out + ".tmp"
-    with open(tmp, "w") as f:
-        f.write("\n".join(L) + "\n")
-    os.replace(tmp, out)
+    write_report(out, "\n".join(L) + "\n")

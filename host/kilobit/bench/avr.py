@@ -22,7 +22,6 @@ sizes and cycles are those of shuffle 0 (sizes do not depend on the shuffle; cyc
 the spread is listed).
 """
 import datetime
-import os
 import platform
 import subprocess
 import time
@@ -30,6 +29,7 @@ import time
 import numpy as np
 
 from .. import data, firmware, protocol
+from . import write_report
 from ..quant import quantize
 from ..rkp import RKPInt, mem_bytes
 from ..runtimes.avr_sim import session
@@ -142,11 +142,7 @@ def run(out="docs/benchmarks/avr-rkp.md", shuffles=10, quick=False, progress=pri
                         r0["learn_mean"], 100 * np.mean([r["acc"] for r in runs]), len(runs),
                         "" if all(r["identical"] for r in runs) else "  NOT IDENTICAL"))
     text = _report(res, shuffles, quick, time.time() - t0)
-    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
-    tmp = out + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, out)
+    write_report(out, text)
     return res
 
 

@@ -21,13 +21,13 @@ kilobit's references and on a simulated AVR, written to docs/benchmarks/ckp.md.
     integer reference, beside the best hand-picked bit width of docs/benchmarks/avr-rkp.md.
 """
 import datetime
-import os
 import platform
 import time
 
 import numpy as np
 
 from .. import data, protocol
+from . import write_report
 from ..ckp import CKPFloat, CKPInt, quantize, width_milli
 from ..errors import DataError, KilobitError
 
@@ -228,11 +228,7 @@ def run(out="docs/benchmarks/ckp.md", reps=10, quick=False, avr=True, progress=p
                                       r["learn_mean"], _ms([x["acc"] for x in runs])))
     text = _report(command, reps, quick, table, inter, avr_res, missing, budgets,
                    time.time() - t0, int_reps, recheck)
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    tmp = out + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, out)
+    write_report(out, text)
     progress("bench ckp: wrote %s in %.0f s" % (out, time.time() - t0))
     return dict(table=table, integer=inter, avr=avr_res)
 
