@@ -154,9 +154,36 @@ def cmd_train(a):
     return 0
 
 
-def cmd_eval(a):
+def eval_codes(a, m, scaler, quantize, bits, binary=True):
+    """(split, codes) for `kilobit eval`: --data's split, refused unless it has the model's
+    m.dims features, and its test rows as `bits`-bit codes through the model file's scaler (or
+    one fitted on the training split when the file has none) and the model's `quantize`."""
     from . import data
-    from .quant import MinMaxScaler, quantize
+    from .quant import MinMaxScaler
+
+    split = data.load(a.data, seed=a.seed, test=a.test, binary=binary)
+    if split.X_test.shape[1] != m.dims:
+        raise KilobitError("model expects %d features, %s has %d"
+                           % (m.dims, split.name, split.X_test.shape[1]))
+    sc = MinMaxScaler()
+    if scaler is not None:
+        sc.lo_, sc.hi_ = scaler
+    else:
+        sc.fit(split.X_train)
+    return split, quantize(sc.transform(split.X_test), bits)
+
+
+def eval_perceptron(a, m, scaler, quantize):
+    """`kilobit eval` of a kernel perceptron (RKP, CKP): class 1 where the score is > 0."""
+    split, codes = eval_codes(a, m, scaler, quantize, m.bits)
+    pred = [int(m.score(u) > 0) for u in codes]
+    acc = sum(int(p == t) for p, t in zip(pred, split.y_test)) / len(pred)
+    print("%s on %s test split (%d rows): accuracy %.4f" % (a.model, split.name, len(pred), acc))
+    return 0
+
+
+def cmd_eval(a):
+    from .quant import quantize
     from .rkp import RKPInt
 
     try:
@@ -175,20 +202,7 @@ def cmd_eval(a):
         from . import cli_protonn
         return cli_protonn.cmd_eval(a, blob)
     m, scaler = RKPInt.from_bytes(blob)
-    split = data.load(a.data, seed=a.seed, test=a.test)
-    if split.X_test.shape[1] != m.dims:
-        raise KilobitError("model expects %d features, %s has %d"
-                           % (m.dims, split.name, split.X_test.shape[1]))
-    sc = MinMaxScaler()
-    if scaler is not None:
-        sc.lo_, sc.hi_ = scaler
-    else:
-        sc.fit(split.X_train)
-    codes = quantize(sc.transform(split.X_test), m.bits)
-    pred = [int(m.score(u) > 0) for u in codes]
-    acc = sum(int(p == t) for p, t in zip(pred, split.y_test)) / len(pred)
-    print("%s on %s test split (%d rows): accuracy %.4f" % (a.model, split.name, len(pred), acc))
-    return 0
+    return eval_perceptron(a, m, scaler, quantize)
 
 
 def cmd_golden(a):

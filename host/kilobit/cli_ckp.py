@@ -57,25 +57,11 @@ def cmd_train(a):
 
 
 def cmd_eval(a, blob):
-    from . import data
     from .ckp import CKPInt, quantize
-    from .quant import MinMaxScaler
+    from .cli import eval_perceptron
 
     m, scaler = CKPInt.from_bytes(blob)
-    split = data.load(a.data, seed=a.seed, test=a.test)
-    if split.X_test.shape[1] != m.dims:
-        raise KilobitError("model expects %d features, %s has %d"
-                           % (m.dims, split.name, split.X_test.shape[1]))
-    sc = MinMaxScaler()
-    if scaler is not None:
-        sc.lo_, sc.hi_ = scaler
-    else:
-        sc.fit(split.X_train)
-    codes = quantize(sc.transform(split.X_test), m.bits)
-    pred = [int(m.score(u) > 0) for u in codes]
-    acc = sum(int(p == t) for p, t in zip(pred, split.y_test)) / len(pred)
-    print("%s on %s test split (%d rows): accuracy %.4f" % (a.model, split.name, len(pred), acc))
-    return 0
+    return eval_perceptron(a, m, scaler, quantize)
 
 
 def cmd_bench(a):

@@ -84,23 +84,14 @@ def save_and_report(a, est, split, classes, what, check_budget=False):
 def evaluate(a, m, scaler, name):
     """`kilobit eval`: the accuracy of the integer model m (its scaler, or None: fitted on the
     training split) on the test split of --data; `name` is the model's in the report line."""
-    from . import data
-    from .quant import MinMaxScaler, quantize
+    from .cli import eval_codes
+    from .quant import quantize
 
-    split = data.load(a.data, seed=a.seed, test=a.test, binary=False)
-    if split.X_test.shape[1] != m.dims:
-        raise KilobitError("model expects %d features, %s has %d"
-                           % (m.dims, split.name, split.X_test.shape[1]))
+    split, codes = eval_codes(a, m, scaler, quantize, m.in_bits, binary=False)
     top = int(max(split.y_train.max(), split.y_test.max()))
     if top >= max(m.classes, 2):
         raise KilobitError("model predicts %d classes, %s has labels up to %d"
                            % (m.classes, split.name, top))
-    sc = MinMaxScaler()
-    if scaler is not None:
-        sc.lo_, sc.hi_ = scaler
-    else:
-        sc.fit(split.X_train)
-    codes = quantize(sc.transform(split.X_test), m.in_bits)
     pred = m.predict(codes)
     acc = float((pred == split.y_test).mean())
     print("%s (%s int%d, %d B on the device) on %s test split (%d rows): accuracy %.4f"
