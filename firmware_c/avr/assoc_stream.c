@@ -43,9 +43,6 @@
 #define KB_LO (-(1 << (KB_ASSOC_FW_BITS - 1)))
 #define KB_HI ((1 << (KB_ASSOC_FW_BITS - 1)) - 1)
 
-#define MARK(v) (GPIOR1 = (uint8_t)(v))
-#define KB_DIRTY GPIOR2 /* 1: the memory changed since the last dump */
-#define KB_BARRIER() __asm__ __volatile__("" ::: "memory")
 
 #if KB_ASSOC_FW_MEM_BYTES > 65531L
 #error "a dump reply carries at most 65535 bytes"
@@ -95,7 +92,7 @@ int main(void)
 
     for (;;) {
         uint8_t op, ok, err = 0;
-        uint16_t need, i;
+        uint16_t need;
         const uint16_t len = kb_read_frame(&op, frame, sizeof frame, &ok);
         const int8_t *u = (const int8_t *)(op == KB_OP_LEARN ? frame + 1 : frame);
 
@@ -113,6 +110,7 @@ int main(void)
             err = KB_ERR_FRAME_LEN;
         else if (err == 0 && (op == KB_OP_LEARN || op == KB_OP_QUERY)) {
 #if KB_ASSOC_FW_BITS < 8 /* at 8 bits every byte is a valid int8 value */
+            uint16_t i;
             for (i = 0; i < KB_T; i++)
                 if (u[i] < KB_LO || u[i] > KB_HI)
                     err = KB_ERR_FRAME_CODE;
@@ -145,16 +143,12 @@ int main(void)
             MARK(4);
             reply_step(op, pred);
         } else if (op == KB_OP_DUMP) {
-            /* payload byte 1: "only if changed" since the last dump */
-            const uint16_t n = (uint16_t)((len != 0 && frame[0] != 0 && KB_DIRTY == 0)
-                                              ? 0u : KB_ASSOC_FW_MEM_BYTES);
+            const uint16_t n = kb_dump_bytes(len, frame[0], KB_ASSOC_FW_MEM_BYTES);
             kb_reply_begin(op, (uint16_t)(3u + n));
             kb_tx16(model.rng);
             kb_tx_crc(model.nc);
-            for (i = 0; i < n; i++)
-                kb_tx_crc(kb_mem[i]);
+            kb_tx_dump(kb_mem, n);
             kb_reply_end();
-            KB_DIRTY = 0;
         } else if (op == KB_OP_INFO) {
             kb_reply_begin(op, 11);
             kb_tx_crc(KB_PROTO_VERSION);

@@ -53,9 +53,6 @@
 /* The score travels as 2 or 4 bytes (docs/uart-protocol.md): a 24-bit score is sign-extended. */
 #define KB_SCORE_BYTES (sizeof(kb_ckp_score_t) == 2 ? 2u : 4u)
 
-#define MARK(v) (GPIOR1 = (uint8_t)(v))
-#define KB_DIRTY GPIOR2 /* 1: the memory changed since the last dump */
-#define KB_BARRIER() __asm__ __volatile__("" ::: "memory")
 
 /* The parameters as the info frame reports them (the RKP layout: budget is L in bits, the
  * width is in the tables), followed by the power table. */
@@ -153,17 +150,12 @@ int main(void)
                 KB_DIRTY = 1;
             reply_step(op, s, (uint8_t)(mistake << 1));
         } else if (op == KB_OP_DUMP) {
-            /* payload byte 1: "only if changed" */
-            const uint16_t n = (uint16_t)((len != 0 && frame[0] != 0 && KB_DIRTY == 0)
-                                              ? 0u : KB_CKP_CONST_MEM_BYTES);
-            uint16_t i;
+            const uint16_t n = kb_dump_bytes(len, frame[0], KB_CKP_CONST_MEM_BYTES);
             kb_reply_begin(op, (uint16_t)(4u + n));
             kb_tx16(model.rng);
             kb_tx16((uint16_t)model.count);
-            for (i = 0; i < n; i++)
-                kb_tx_crc(kb_ckp_mem[i]);
+            kb_tx_dump(kb_ckp_mem, n);
             kb_reply_end();
-            KB_DIRTY = 0;
         } else if (op == KB_OP_INFO) {
             uint8_t j;
             kb_reply_begin(op, (uint16_t)(sizeof kb_info + KB_CKP_CONST_NTAB));

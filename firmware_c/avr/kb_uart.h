@@ -66,6 +66,9 @@
 #define KB_ERR_FRAME_OP 5
 
 #define KB_CRC GPIOR0 /* CRC-8 accumulator of the frame being read or written */
+#define KB_DIRTY GPIOR2 /* 1: the memory changed since the last dump (a learner sets it) */
+#define MARK(v) (GPIOR1 = (uint8_t)(v)) /* a cycle marker for the simulator (kb_sim) */
+#define KB_BARRIER() __asm__ __volatile__("" ::: "memory") /* keeps work between markers */
 
 static inline void kb_uart_init(void)
 {
@@ -189,6 +192,23 @@ static inline uint16_t kb_read_frame(uint8_t *op, uint8_t *buf, uint16_t cap, ui
     }
     *ok = kb_read_end();
     return len;
+}
+
+/* The bytes of memory a dump reply carries: all `nbytes`, or none when the request's payload
+ * byte (`len` 1, `first`) asks "only if changed" and no learning step changed the memory since
+ * the last dump (docs/uart-protocol.md). */
+static inline uint16_t kb_dump_bytes(uint16_t len, uint8_t first, uint16_t nbytes)
+{
+    return (uint16_t)((len != 0 && first != 0 && KB_DIRTY == 0) ? 0u : nbytes);
+}
+
+/* The memory part of a dump reply; the memory then counts as unchanged. */
+static inline void kb_tx_dump(const uint8_t *mem, uint16_t n)
+{
+    uint16_t i;
+    for (i = 0; i < n; i++)
+        kb_tx_crc(mem[i]);
+    KB_DIRTY = 0;
 }
 
 /* The end of a stop request, after its reply: wait until the last byte has left UDR (the

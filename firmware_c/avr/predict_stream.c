@@ -62,8 +62,6 @@ typedef kb_protonn_t kb_fw_model_t;
 #define KB_OP_STOP 'S'
 #define KB_ERR_FRAME_INDEX 6 /* the predictor's own error: an update out of index order */
 
-#define MARK(v) (GPIOR1 = (uint8_t)(v))
-#define KB_BARRIER() __asm__ __volatile__("" ::: "memory")
 
 static kb_fw_model_t model;
 static uint8_t frame[2 + KB_FW_CHUNK]; /* an update's start index u16, then its codes */

@@ -73,9 +73,6 @@
 #error "a dump reply carries at most 65535 bytes"
 #endif
 
-#define MARK(v) (GPIOR1 = (uint8_t)(v))
-#define KB_DIRTY GPIOR2 /* 1: the memory changed since the last dump */
-#define KB_BARRIER() __asm__ __volatile__("" ::: "memory")
 
 /* The parameters as the info frame reports them, followed by the power table. */
 static const uint8_t kb_info[] PROGMEM = {
@@ -185,18 +182,12 @@ int main(void)
             MARK(4);
             reply_step(op, s, 0);
         } else if (op == KB_OP_DUMP) {
-            /* payload byte 1: "only if changed": the memory is sent only when a learning
-             * step changed it since the last dump */
-            const uint16_t n =
-                (uint16_t)((len != 0 && first != 0 && KB_DIRTY == 0) ? 0u : KB_MEM_BYTES);
-            const uint8_t *mem = kb_rkp_mem;
+            const uint16_t n = kb_dump_bytes(len, first, KB_MEM_BYTES);
             kb_reply_begin(op, (uint16_t)(4u + n));
             kb_tx16(model.rng);
             kb_tx16((uint16_t)model.count);
-            for (i = 0; i < n; i++)
-                kb_tx_crc(mem[i]);
+            kb_tx_dump(kb_rkp_mem, n);
             kb_reply_end();
-            KB_DIRTY = 0;
         } else if (op == KB_OP_INFO) {
             uint8_t j;
             kb_reply_begin(op, (uint16_t)(sizeof kb_info + KB_RKP_CONST_NTAB));
