@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "../kb_assoc_file.h"
+#include "kb_tool.h"
 
 #define KB_AREPLAY_MAX_FILE (1ul << 24)
 #define KB_AREPLAY_MAX_LINE (1ul << 20)
@@ -30,28 +31,6 @@ static char line[KB_AREPLAY_MAX_LINE];
 static int8_t values[KB_AREPLAY_MAX_T];
 static uint16_t near_buf[256];
 static uint32_t dist_buf[256];
-
-static void die(int status, const char *what, unsigned long step)
-{
-    fflush(stdout);
-    if (step)
-        fprintf(stderr, "error: step %lu: %s\n", step, what);
-    else
-        fprintf(stderr, "error: %s\n", what);
-    exit(status);
-}
-
-static int is_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-static const char *skip_space(const char *s)
-{
-    while (is_space(*s))
-        s++;
-    return s;
-}
 
 /* A decimal integer token in lo..hi (optional leading '-'); advance past it. */
 static int parse_int(const char **s, long lo, long hi, long *value)
@@ -71,7 +50,7 @@ static int parse_int(const char **s, long lo, long hi, long *value)
             return 0;
         p++;
     }
-    if (*p != '\0' && !is_space(*p))
+    if (*p != '\0' && !kb_is_space(*p))
         return 0;
     if (neg)
         v = -v;
@@ -86,7 +65,7 @@ static void write_mem(FILE *f, const kb_assoc_t *m)
 {
     const size_t n = (size_t)kb_assoc_mem_bytes(m->P, m->d, m->cap, m->kt, m->R);
     if (fwrite(m->labels, 1, n, f) != n) /* the memory is contiguous in the file buffer */
-        die(1, "cannot write the memory", 0);
+        kb_die(1, "cannot write the memory", 0);
 }
 
 int main(int argc, char **argv)
@@ -99,27 +78,27 @@ int main(int argc, char **argv)
     FILE *f, *out;
 
     if (argc != 3)
-        die(2, "usage: kb_assoc_replay MODEL.kb MEMOUT < steps", 0);
+        kb_die(2, "usage: kb_assoc_replay MODEL.kb MEMOUT < steps", 0);
     f = fopen(argv[1], "rb");
     if (!f || (len = fread(file_buf, 1, sizeof file_buf, f), ferror(f))) {
         static char msg[512];
         sprintf(msg, "cannot read model file %.400s: %.80s", argv[1], strerror(errno));
-        die(2, msg, 0);
+        kb_die(2, msg, 0);
     }
     fclose(f);
     if (len > KB_AREPLAY_MAX_FILE)
-        die(2, kb_strerror(KB_ERR_LIMIT), 0);
+        kb_die(2, kb_strerror(KB_ERR_LIMIT), 0);
     err = kb_assoc_load(&m, file_buf, len, near_buf, dist_buf, 256);
     if (err != KB_OK)
-        die(2, kb_model_strerror(err, KB_FILE_TYPE_ASSOC), 0);
+        kb_die(2, kb_model_strerror(err, KB_FILE_TYPE_ASSOC), 0);
     out = fopen(argv[2], "wb");
     if (!out)
-        die(1, "cannot open the memory output", 0);
+        kb_die(1, "cannot open the memory output", 0);
     lo = -(1l << (m.bits - 1));
     hi = (1l << (m.bits - 1)) - 1;
 
     while (fgets(line, sizeof line, stdin)) {
-        const char *s = skip_space(line);
+        const char *s = kb_skip_space(line);
         long y = 0, v;
         uint16_t j, T = kb_assoc_T(&m);
         int learn;
@@ -129,26 +108,26 @@ int main(int argc, char **argv)
             continue;
         step++;
         if (!strchr(line, '\n') && !feof(stdin))
-            die(3, "line too long", step);
+            kb_die(3, "line too long", step);
         learn = *s == 'L';
-        if ((*s != 'L' && *s != 'Q') || !is_space(s[1]))
-            die(3, "expected 'L y values..' or 'Q values..'", step);
-        s = skip_space(s + 1);
+        if ((*s != 'L' && *s != 'Q') || !kb_is_space(s[1]))
+            kb_die(3, "expected 'L y values..' or 'Q values..'", step);
+        s = kb_skip_space(s + 1);
         if (learn && !parse_int(&s, 0, 255, &y))
-            die(3, "label must be an integer in 0..255", step);
+            kb_die(3, "label must be an integer in 0..255", step);
         for (j = 0; j < T; j++) {
-            s = skip_space(s);
+            s = kb_skip_space(s);
             if (*s == '\0')
-                die(3, "fewer values than the model's T", step);
+                kb_die(3, "fewer values than the model's T", step);
             if (!parse_int(&s, lo, hi, &v))
-                die(3, "value is not an integer within the model's bits", step);
+                kb_die(3, "value is not an integer within the model's bits", step);
             values[j] = (int8_t)v;
         }
-        if (*skip_space(s) != '\0')
-            die(3, "more values than the model's T", step);
+        if (*kb_skip_space(s) != '\0')
+            kb_die(3, "more values than the model's T", step);
         if (learn) {
             if (kb_assoc_learn(&m, values, (uint8_t)y, &pred) == KB_ASSOC_FULL)
-                die(4, "class capacity full: a new label cannot be learnt", step);
+                kb_die(4, "class capacity full: a new label cannot be learnt", step);
         } else {
             pred = kb_assoc_predict(&m, values);
         }
@@ -158,9 +137,9 @@ int main(int argc, char **argv)
             write_mem(out, &m);
     }
     if (ferror(stdin))
-        die(3, "cannot read steps", 0);
+        kb_die(3, "cannot read steps", 0);
     write_mem(out, &m);
     if (fclose(out) != 0 || fflush(stdout) != 0)
-        die(1, "cannot write results", 0);
+        kb_die(1, "cannot write results", 0);
     return 0;
 }

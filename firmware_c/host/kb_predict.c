@@ -21,6 +21,7 @@
 #include "../kb_bonsai.h"
 #include "../kb_file.h"
 #include "../kb_protonn.h"
+#include "kb_tool.h"
 
 #define KB_PREDICT_MAX_FILE (1ul << 20)
 #define KB_PREDICT_MAX_LINE (1ul << 20)
@@ -29,47 +30,6 @@ static uint8_t file_buf[KB_PREDICT_MAX_FILE + 1];
 static char line[KB_PREDICT_MAX_LINE];
 static kb_bonsai_t model;
 static kb_protonn_t protonn;
-
-static void die(int status, const char *what, unsigned long step)
-{
-    fflush(stdout);
-    if (step)
-        fprintf(stderr, "error: step %lu: %s\n", step, what);
-    else
-        fprintf(stderr, "error: %s\n", what);
-    exit(status);
-}
-
-static int is_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-static const char *skip_space(const char *s)
-{
-    while (is_space(*s))
-        s++;
-    return s;
-}
-
-static int parse_uint(const char **s, unsigned long max, unsigned long *value)
-{
-    const char *p = *s;
-    unsigned long v = 0;
-    if (*p < '0' || *p > '9')
-        return 0;
-    while (*p >= '0' && *p <= '9') {
-        v = v * 10u + (unsigned long)(*p - '0');
-        if (v > max)
-            return 0;
-        p++;
-    }
-    if (*p != '\0' && !is_space(*p))
-        return 0;
-    *s = p;
-    *value = v;
-    return 1;
-}
 
 int main(int argc, char **argv)
 {
@@ -82,27 +42,27 @@ int main(int argc, char **argv)
     kb_proj_t *proj;
 
     if (argc != 2)
-        die(2, "usage: kb_predict MODEL.kb < steps", 0);
+        kb_die(2, "usage: kb_predict MODEL.kb < steps", 0);
     f = fopen(argv[1], "rb");
     if (!f || (len = fread(file_buf, 1, sizeof file_buf, f), ferror(f))) {
         static char msg[512];
         sprintf(msg, "cannot read model file %.400s: %.80s", argv[1], strerror(errno));
-        die(2, msg, 0);
+        kb_die(2, msg, 0);
     }
     fclose(f);
     if (len > KB_PREDICT_MAX_FILE) {
         err = kb_file_head(file_buf, len, &type);
-        die(2, kb_strerror(err != KB_OK ? err : KB_ERR_LIMIT), 0);
+        kb_die(2, kb_strerror(err != KB_OK ? err : KB_ERR_LIMIT), 0);
     }
     is_protonn = len > 5 && file_buf[5] == KB_FILE_TYPE_PROTONN;
     err = is_protonn ? kb_protonn_load(&protonn, file_buf, len)
                      : kb_bonsai_load(&model, file_buf, len);
     if (err != KB_OK)
-        die(2, kb_model_strerror(err, file_buf[5]), 0);
+        kb_die(2, kb_model_strerror(err, file_buf[5]), 0);
     proj = is_protonn ? &protonn.proj : &model.proj;
 
     while (fgets(line, sizeof line, stdin)) {
-        const char *s = skip_space(line);
+        const char *s = kb_skip_space(line);
         unsigned long v;
         uint16_t j;
         uint8_t r, l;
@@ -110,21 +70,21 @@ int main(int argc, char **argv)
             continue;
         step++;
         if (!strchr(line, '\n') && !feof(stdin))
-            die(3, "line too long", step);
-        if (*s != 'P' || !is_space(s[1]))
-            die(3, "expected 'P codes..'", step);
+            kb_die(3, "line too long", step);
+        if (*s != 'P' || !kb_is_space(s[1]))
+            kb_die(3, "expected 'P codes..'", step);
         s++;
         for (j = 0; j < proj->dims; j++) {
-            s = skip_space(s);
+            s = kb_skip_space(s);
             if (*s == '\0')
-                die(3, "fewer codes than the model's dims", step);
-            if (!parse_uint(&s, proj->top, &v))
-                die(3, "code is not an integer in 0..2^in_bits-1", step);
+                kb_die(3, "fewer codes than the model's dims", step);
+            if (!kb_parse_uint(&s, proj->top, &v))
+                kb_die(3, "code is not an integer in 0..2^in_bits-1", step);
             if (kb_proj_update(proj, j, (uint8_t)v) != 0)
-                die(3, "update refused", step);
+                kb_die(3, "update refused", step);
         }
-        if (*skip_space(s) != '\0')
-            die(3, "more codes than the model's dims", step);
+        if (*kb_skip_space(s) != '\0')
+            kb_die(3, "more codes than the model's dims", step);
         if (is_protonn) {
             const unsigned long pred = (unsigned long)kb_protonn_predict(&protonn);
             for (r = 0; r < protonn.proj.d; r++)
@@ -149,8 +109,8 @@ int main(int argc, char **argv)
         }
     }
     if (ferror(stdin))
-        die(3, "cannot read steps", 0);
+        kb_die(3, "cannot read steps", 0);
     if (fflush(stdout) != 0)
-        die(1, "cannot write results", 0);
+        kb_die(1, "cannot write results", 0);
     return 0;
 }

@@ -25,6 +25,7 @@
 
 #include "../kb_file.h"
 #include "../kb_rkp.h"
+#include "kb_tool.h"
 #ifndef KB_RKP_CONST
 #define KB_CKP_FILE
 #include "../kb_ckp.h"
@@ -62,16 +63,6 @@ static kb_rkp_t rkp;
 static kb_ckp_t ckp;
 #endif
 
-static void die(int status, const char *what, unsigned long step)
-{
-    fflush(stdout);
-    if (step)
-        fprintf(stderr, "error: step %lu: %s\n", step, what);
-    else
-        fprintf(stderr, "error: %s\n", what);
-    exit(status);
-}
-
 static void print_mem(void)
 {
     static const char hex[] = "0123456789abcdef";
@@ -95,39 +86,6 @@ static void print_mem(void)
     }
 }
 
-static int is_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-static const char *skip_space(const char *s)
-{
-    while (is_space(*s))
-        s++;
-    return s;
-}
-
-/* Parse an unsigned decimal token at *s that is at most `max`; advance past it. Signs, other
- * bases and trailing garbage are refused (strtoul would accept "-1", "+1" and " 0x1"). */
-static int parse_uint(const char **s, unsigned long max, unsigned long *value)
-{
-    const char *p = *s;
-    unsigned long v = 0;
-    if (*p < '0' || *p > '9')
-        return 0;
-    while (*p >= '0' && *p <= '9') {
-        v = v * 10u + (unsigned long)(*p - '0');
-        if (v > max)
-            return 0;
-        p++;
-    }
-    if (*p != '\0' && !is_space(*p))
-        return 0;
-    *s = p;
-    *value = v;
-    return 1;
-}
-
 static kb_err_t load(const char *path)
 {
     size_t len;
@@ -136,7 +94,7 @@ static kb_err_t load(const char *path)
     if (!f || (len = fread(file_buf, 1, sizeof file_buf, f), ferror(f))) {
         static char msg[512];
         sprintf(msg, "cannot read model file %.400s: %.80s", path, strerror(errno));
-        die(2, msg, 0);
+        kb_die(2, msg, 0);
     }
     fclose(f);
     if (len > KB_REPLAY_MAX_FILE) {
@@ -220,14 +178,14 @@ int main(int argc, char **argv)
     unsigned long top;
 
     if (argc != 2)
-        die(2, "usage: kb_replay MODEL.kb < steps", 0);
+        kb_die(2, "usage: kb_replay MODEL.kb < steps", 0);
     err = load(argv[1]);
     if (err != KB_OK)
-        die(2, strerror_of(err), 0);
+        kb_die(2, strerror_of(err), 0);
     top = top_code();
 
     while (fgets(line, sizeof line, stdin)) {
-        const char *s = skip_space(line);
+        const char *s = kb_skip_space(line);
         unsigned long y = 0, v, j, count = 0;
         uint8_t mistake = 0, learn;
         long score;
@@ -236,23 +194,23 @@ int main(int argc, char **argv)
             continue; /* blank line */
         step++;
         if (!strchr(line, '\n') && !feof(stdin))
-            die(3, "line too long", step);
+            kb_die(3, "line too long", step);
         learn = (uint8_t)(*s == 'L');
-        if ((*s != 'L' && *s != 'Q') || !is_space(s[1]))
-            die(3, "expected 'L y codes..' or 'Q codes..'", step);
-        s = skip_space(s + 1);
-        if (learn && !parse_uint(&s, 1, &y))
-            die(3, "label must be 0 or 1", step);
+        if ((*s != 'L' && *s != 'Q') || !kb_is_space(s[1]))
+            kb_die(3, "expected 'L y codes..' or 'Q codes..'", step);
+        s = kb_skip_space(s + 1);
+        if (learn && !kb_parse_uint(&s, 1, &y))
+            kb_die(3, "label must be 0 or 1", step);
         for (j = 0; j < dims_of(); j++) {
-            s = skip_space(s);
+            s = kb_skip_space(s);
             if (*s == '\0')
-                die(3, "fewer codes than the model's dims", step);
-            if (!parse_uint(&s, top, &v))
-                die(3, "code is not an integer in 0..2^bits-1", step);
+                kb_die(3, "fewer codes than the model's dims", step);
+            if (!kb_parse_uint(&s, top, &v))
+                kb_die(3, "code is not an integer in 0..2^bits-1", step);
             codes[j] = (uint8_t)v;
         }
-        if (*skip_space(s) != '\0')
-            die(3, "more codes than the model's dims", step);
+        if (*kb_skip_space(s) != '\0')
+            kb_die(3, "more codes than the model's dims", step);
 
         score = step_model(learn, (uint8_t)y, &mistake, &count);
         printf("%ld %d %d %lu", score, score > 0, mistake, count);
@@ -263,11 +221,11 @@ int main(int argc, char **argv)
         putchar('\n');
     }
     if (ferror(stdin))
-        die(3, "cannot read steps", 0);
+        kb_die(3, "cannot read steps", 0);
     fputs("END ", stdout);
     print_mem();
     putchar('\n');
     if (fflush(stdout) != 0)
-        die(1, "cannot write results", 0);
+        kb_die(1, "cannot write results", 0);
     return 0;
 }
