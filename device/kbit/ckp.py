@@ -23,7 +23,7 @@ from .compat import const, lock as _lock, unlock as _unlock
 from array import array
 
 from . import kbfile
-from .kernel import _weight
+from .kernel import TABLE_MAX as _TABLE_MAX, _weight, check_table
 from .rng import scale, step
 
 _CAP = const(0x3FFFFFFF)  # largest MicroPython small int
@@ -31,7 +31,6 @@ _CAP = const(0x3FFFFFFF)  # largest MicroPython small int
 # would be an allocation.
 _NEXT = array("i", (0,))
 _NORM_MIN = const(-0x3FFFFFFF - 1)  # -2^30, spelt so that no step leaves the small ints
-_TABLE_MAX = const(32)
 _PARAMS = const(17)  # bits dims L width C rng count norm ntab: <BHHHBHHiB
 _L_MAX = const(0xFFFF)
 
@@ -75,18 +74,6 @@ def check(bits, dims, L, width, C, state, count, norm):
         return "count %d not in 0..B_max" % count
     if not _NORM_MIN <= norm <= _CAP:
         return "norm %d outside 31 bits" % norm
-    return None
-
-
-def check_table(table, C):
-    n = len(table)
-    if n > _TABLE_MAX:
-        return "weight table of %d entries (max 32)" % n
-    prev = C
-    for i in range(n):
-        if not 0 < table[i] <= prev:
-            return "weight table not in C >= P[0] >= P[1] >= ... > 0"
-        prev = table[i]
     return None
 
 

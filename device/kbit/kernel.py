@@ -3,6 +3,22 @@
 w(k) by the log method with rounded division over the power table P made on the host; every
 intermediate is below 2^16, so nothing allocates.
 """
+from .compat import const
+
+TABLE_MAX = const(32)
+
+
+def check_table(table, C):
+    """None when P (the weight table) has at most 32 entries, C >= P[0] >= P[1] ... > 0."""
+    n = len(table)
+    if n > TABLE_MAX:
+        return "weight table of %d entries (max 32)" % n
+    prev = C
+    for i in range(n):
+        if not 0 < table[i] <= prev:
+            return "weight table not in C >= P[0] >= P[1] >= ... > 0"
+        prev = table[i]
+    return None
 
 
 def _weight(k, tab, J, C, half):

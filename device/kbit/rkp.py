@@ -26,13 +26,13 @@ from .compat import const, lock as _lock, unlock as _unlock
 from array import array
 
 from . import kbfile
-from .kernel import _weight, weight  # noqa: F401 (weight: part of this module's API)
+# check_table and weight are part of this module's API too
+from .kernel import TABLE_MAX as _TABLE_MAX, _weight, check_table, weight  # noqa: F401
 from .rng import scale, step
 
 LAPLACE = const(0)
 RBF = const(1)
 _CAP = const(0x3FFFFFFF)  # largest MicroPython small int; rbf distances stay <= it
-_TABLE_MAX = const(32)
 _PARAMS = const(13)  # kernel bits dims budget width C rng count ntab: <BBHHbBHHB
 _WCACHE_LOG = const(5)
 _WCACHE = const(32)  # 1 << _WCACHE_LOG bytes of precomputed weights
@@ -73,19 +73,6 @@ def check(kernel, bits, dims, budget, width, C, state, count):
         return "rbf distance M*(2^B-1)^2 exceeds 30 bits"
     if dims * bits + 1 > _CAP // budget:
         return "memory of %d x %d bits too large for this device" % (budget, dims * bits + 1)
-    return None
-
-
-def check_table(table, C):
-    """None when P (the weight table) has at most 32 entries, C >= P[0] >= P[1] ... > 0."""
-    n = len(table)
-    if n > _TABLE_MAX:
-        return "weight table of %d entries (max 32)" % n
-    prev = C
-    for i in range(n):
-        if not 0 < table[i] <= prev:
-            return "weight table not in C >= P[0] >= P[1] >= ... > 0"
-        prev = table[i]
     return None
 
 
