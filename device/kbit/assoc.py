@@ -127,13 +127,7 @@ class Assoc:
                     err = m.check_state()
                     if err:
                         err = "bad assoc memory: " + err
-                    r.readinto(p, 1)  # has_scaler; the scaler (host use) is skipped
-                    if not err:
-                        if p[0] == 1:
-                            if r.left != 8 * m.T:
-                                err = "truncated or padded assoc scaler"
-                        elif p[0] != 0 or r.left:
-                            err = "bad assoc trailer"
+                    err = err or r.trailer(m.T, "assoc")
         r.finish()
         if err:
             raise kbfile.ModelFileError(err)

@@ -198,12 +198,7 @@ class CKP:
                         m = cls(bits, dims, L, width, C, table, qstart, qh[4], q, state, count,
                                 norm)
                         r.readinto(m.memory)
-                        r.readinto(p, 1)  # has_scaler; the scaler (host use) is skipped
-                        if p[0] == 1:
-                            if r.left != 8 * dims:
-                                err = "truncated or padded ckp scaler"
-                        elif p[0] != 0 or r.left:
-                            err = "bad parameters: bad ckp trailer"
+                        err = r.trailer(dims, "ckp", "bad parameters: ")
         r.finish()
         if not err and m._tail_set():
             err = "bad parameters: bits set after the last support vector"

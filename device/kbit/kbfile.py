@@ -161,6 +161,17 @@ class Reader:
         self.readinto(b, n)
         return b
 
+    def trailer(self, dims, name, bad=""):
+        """Read the flag of the host-only trailer (finish() skips the scaler after it): None, or
+        what is wrong, the flag's complaint prefixed by `bad`."""
+        flag = self.read(1)[0]
+        if flag == 1:
+            if self.left != 8 * dims:
+                return "truncated or padded %s scaler" % name
+        elif flag != 0 or self.left:
+            return "%sbad %s trailer" % (bad, name)
+        return None
+
     def finish(self):
         """Consume the rest of the payload and the CRC; check length and CRC."""
         buf = bytearray(_CHUNK)

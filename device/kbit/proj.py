@@ -98,12 +98,9 @@ class Model:
         if r.type != cls.TYPE:
             raise ValueError("not a %s model (type %d)" % (cls.NAME, r.type))
         m = cls(cls._payload(r))
-        flag = r.read(1)[0]
-        if flag == 1:
-            if r.left != 8 * m.dims:
-                raise ValueError("truncated or padded %s scaler" % cls.NAME)
-        elif flag != 0 or r.left:
-            raise ValueError("bad %s trailer" % cls.NAME)
+        err = r.trailer(m.dims, cls.NAME)
+        if err:
+            raise ValueError(err)
         return m  # the scaler (host use) is left to finish(), which skips it
 
 

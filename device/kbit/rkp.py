@@ -145,12 +145,7 @@ class RKP:
                     m = cls(p[0], p[1], dims, budget, width, p[7], table, state, count)
                     r.readinto(m.memory)
                     m._clear_unused()
-                    r.readinto(p, 1)  # has_scaler; the scaler (host use) is skipped
-                    if p[0] == 1:
-                        if r.left != 8 * dims:
-                            err = "truncated or padded rkp scaler"
-                    elif p[0] != 0 or r.left:
-                        err = "bad parameters: bad rkp trailer"
+                    err = r.trailer(dims, "rkp", "bad parameters: ")
         r.finish()
         if err:
             raise kbfile.ModelFileError(err)
