@@ -184,17 +184,7 @@ def replay(model_bytes, steps, board_name="uno"):
             frames.append(query_frame(values))
     frames += [protocol.dump_frame(), protocol.stop_frame()]
     replies, result, sizes = session(model_bytes, b"".join(frames), board_name)
-    it = iter(replies)
-
-    def take(code):
-        r = next(it, None)
-        if r is None:
-            raise KilobitError("%s: replies end early" % board_name)
-        if r.code == "E":
-            raise KilobitError("%s: the chip refused a frame: %s" % (board_name, r.error_text))
-        if r.code != code:
-            raise KilobitError("%s: expected reply %r, got %r" % (board_name, code, r))
-        return r
+    take = protocol.taker(replies, board_name)
 
     got = info(take("I"))
     want = dict(version=protocol.VERSION, model_type=5, approach=m.approach, bits=m.bits, P=m.P,

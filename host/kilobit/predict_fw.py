@@ -107,17 +107,7 @@ def replay(model_bytes, inputs, board_name="uno", max_cycles=4 * 10 ** 9, skip_z
     b = firmware.board(board_name)
     result = avrsim.run(elf, b["mcu"], b["clock_hz"], b"".join(frames), max_cycles=max_cycles)
     replies = protocol.parse_replies(result.output)
-    it = iter(replies)
-
-    def take(code):
-        r = next(it, None)
-        if r is None:
-            raise KilobitError("%s: replies end early" % board_name)
-        if r.code == "E":
-            raise KilobitError("%s: the chip refused a frame: %s" % (board_name, r.error_text))
-        if r.code != code:
-            raise KilobitError("%s: expected reply %r, got %r" % (board_name, code, r))
-        return r
+    take = protocol.taker(replies, board_name)
 
     info = take("I").payload
     version, mtype, dims, top, chunk, _, crc = struct.unpack("<BBHBBBI", bytes(info))

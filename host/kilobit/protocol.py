@@ -190,3 +190,21 @@ def parse_replies(data):
     if r.buf:
         raise ProtocolError("reply stream ends inside a reply (%d bytes left)" % len(r.buf))
     return r.replies
+
+
+def taker(replies, who, error=KilobitError):
+    """take(code): the next of `replies`, which must carry `code`; raises error("<who>: ...")
+    when the replies end early, the chip refused a frame (an error reply) or the code differs."""
+    it = iter(replies)
+
+    def take(code):
+        r = next(it, None)
+        if r is None:
+            raise error("%s: replies end early" % who)
+        if r.code == "E":
+            raise error("%s: the chip refused a frame: %s" % (who, r.error_text))
+        if r.code != code:
+            raise error("%s: expected reply %r, got %r" % (who, code, r))
+        return r
+
+    return take

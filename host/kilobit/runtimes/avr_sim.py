@@ -95,18 +95,7 @@ class AvrSimRuntime(Runtime):
         frames = [protocol.info_frame()] + step_frames(steps)
         frames += [protocol.dump_frame(), protocol.stop_frame()]
         replies, self.last_result, self.last_sizes = session(model, b"".join(frames), self.board)
-        it = iter(replies)
-
-        def take(code):
-            r = next(it, None)
-            if r is None:
-                raise RuntimeFailure("%s: replies end early" % self.name)
-            if r.code == "E":
-                raise RuntimeFailure("%s: the chip refused a frame: %s" % (self.name,
-                                                                          r.error_text))
-            if r.code != code:
-                raise RuntimeFailure("%s: expected reply %r, got %r" % (self.name, code, r))
-            return r
+        take = protocol.taker(replies, self.name, RuntimeFailure)
 
         check_info(take("I"), m, self.name)
         out = []
