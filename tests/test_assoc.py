@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from conftest import need
-from kilobit import assoc as A
-from kilobit import avrsim, kbfile, protocol
-from kilobit.errors import ModelFileError
+from kilobit.models.assoc import model as A
+from kilobit.runtimes import avrsim, protocol
+from kilobit.core import kbfile
+from kilobit.core.errors import ModelFileError
 from kilobit.runtimes import RuntimeFailure, get
 from kilobit.runtimes.assoc_rt import memory
 
@@ -107,7 +108,7 @@ def test_n_i_can_connect_an_earlier_class_anchor_to_a_new_class():
 
 
 def test_r_above_one_draws_output_neurons_with_the_contract_generator():
-    from kilobit.rng import Rng, seed_state
+    from kilobit.core.rng import Rng, seed_state
     m = A.AssocInt("I-I", 8, 1, 1, 1, 1, R=7, seed=5)
     rng = Rng(seed_state(5))
     for _ in range(30):
@@ -261,7 +262,7 @@ def test_device_learns_pendigits_under_heap_lock_on_micropython(tmp_path):
     pendigits examples and answering 100 queries on MicroPython 1.27, every step under
     micropython.heap_lock(): the same predictions, counts and memory as the host."""
     from kilobit import data
-    from kilobit.quant import MinMaxScaler
+    from kilobit.core.quant import MinMaxScaler
 
     r = get("kbit-micropython")
     need(r.missing())
@@ -287,7 +288,7 @@ def sim():
 
 
 def test_uno_firmware_has_no_float_and_fits(sim):
-    from kilobit import assoc_fw
+    from kilobit.runtimes import fw_assoc as assoc_fw
     elf, sizes = assoc_fw.build(A.AssocInt("I-I", 8, 1, 16, 10, 10).to_bytes(), "uno")
     nm = subprocess.run(["avr-nm", elf], capture_output=True, text=True).stdout
     floats = [ln for ln in nm.splitlines() if ln.split()[-1].startswith("__fp_")
@@ -309,7 +310,7 @@ def test_uno_learns_pendigits_over_the_uart_within_2k(sim):
 
 
 def test_uno_refuses_bad_frames_and_changes_nothing(sim):
-    from kilobit import assoc_fw
+    from kilobit.runtimes import fw_assoc as assoc_fw
     m = A.AssocInt("I-I", 4, 2, 2, 2, 1)  # 4 bits: values -8..7; two classes
     model = m.to_bytes()
     good1, good2 = assoc_fw.learn_frame(5, [1, 2, 3, 4]), assoc_fw.learn_frame(6, [0, 0, 0, 0])
@@ -412,7 +413,7 @@ def test_allocation_under_lock_fails_the_assoc_replay(tmp_path):
 
 def test_fwht_is_the_sylvester_hadamard_matrix_and_hadamard_keeps_distances():
     from scipy.linalg import hadamard as sylvester
-    from kilobit import features as FE
+    from kilobit.data import features as FE
     X = np.random.default_rng(3).normal(size=(6, 16))
     assert np.allclose(FE.fwht(X), X @ sylvester(16) / 4.0)
     Y = FE.hadamard(X[:, :12], seed=5, rounds=2)  # 12 values padded to 16
@@ -427,8 +428,8 @@ def test_fwht_is_the_sylvester_hadamard_matrix_and_hadamard_keeps_distances():
 
 
 def test_signs_are_the_contract_generators_top_bits():
-    from kilobit import features as FE
-    from kilobit.rng import Rng, seed_state
+    from kilobit.data import features as FE
+    from kilobit.core.rng import Rng, seed_state
     g = Rng(seed_state(9))
     want = [-1.0 if g.next() & 0x8000 else 1.0 for _ in range(200)]
     got = FE.signs(200, 9)
@@ -440,7 +441,7 @@ def test_signs_are_the_contract_generators_top_bits():
                                         (np.cos(np.pi / 8), np.sin(np.pi / 8),
                                          {0: 0.5, 1: 0.5})])
 def test_hog_bins_a_ramp_by_its_signed_direction(gx, gy, bins):
-    from kilobit import features as FE
+    from kilobit.data import features as FE
     side = 8
     yy, xx = np.mgrid[0:side, 0:side]
     img = (gx * xx + gy * yy).reshape(1, -1)
@@ -457,7 +458,7 @@ def test_hog_bins_a_ramp_by_its_signed_direction(gx, gy, bins):
 
 
 def test_hog_cells_sum_the_gradient_magnitude_and_ignore_the_scale():
-    from kilobit import features as FE
+    from kilobit.data import features as FE
     side = 10
     X = np.random.default_rng(4).random((3, side * side))
     H = FE.hog(X, side, cells=side, bins=6).reshape(3, side, side, 6).sum(-1)
@@ -473,7 +474,7 @@ def test_hog_cells_sum_the_gradient_magnitude_and_ignore_the_scale():
 
 
 def test_image_features_have_128_values_for_both_image_sets():
-    from kilobit import features as FE
+    from kilobit.data import features as FE
     g = np.random.default_rng(0)
     for side in (8, 28):
         F = FE.image(g.random((4, side * side)), side)

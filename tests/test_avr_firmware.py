@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 from conftest import need
-from kilobit import avrsim, firmware, golden, protocol
+from kilobit.runtimes import avrsim, firmware, protocol
+from kilobit import golden
 from kilobit import runtimes as rt
 from kilobit.bench import avr as bench_avr
 from kilobit.cli import DEFAULT_RUNTIMES, main
-from kilobit.rkp import RKPInt
+from kilobit.models.rkp.model import RKPInt
 from kilobit.runtimes import REPO, RuntimeFailure
 from kilobit.runtimes.avr_sim import Attiny2313SimRuntime, UnoSimRuntime, session
 from kilobit.runtimes.c_host import CHostRuntime

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from conftest import need
-from kilobit import avrsim
+from kilobit.runtimes import avrsim
 from kilobit.runtimes import REPO
 
 MCUS = ["attiny2313", "atmega328p"]

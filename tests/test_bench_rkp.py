@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from kilobit.bench import rkp as bench
-from kilobit.rkp import power_table, weight, weights
+from kilobit.models.rkp.model import power_table, weight, weights
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,7 @@ def test_sequential_weights():
 
 
 def test_bad_shuffles(tmp_path):
-    from kilobit.errors import KilobitError
+    from kilobit.core.errors import KilobitError
 
     with pytest.raises(KilobitError, match="shuffles"):
         bench.run(out=str(tmp_path / "x.md"), shuffles=0, progress=None)

@@ -27,9 +27,9 @@ import numpy as np
 import pytest
 from conftest import need
 
-from kilobit import boards, deploy
+from kilobit.runtimes import boards, deploy
 from kilobit.cli import main
-from kilobit.rkp import RKPInt, power_table
+from kilobit.models.rkp.model import RKPInt, power_table
 from kilobit.runtimes import REPO
 from kilobit.runtimes.micropython import missing_wasm, mpy_cross
 
@@ -71,14 +71,14 @@ def need_virtual():
 
 
 def need_avr():
-    from kilobit import avrsim
+    from kilobit.runtimes import avrsim
     need(avrsim.missing())
 
 
 # --- board files and the manifest ------------------------------------------------------------
 
 def test_board_files_are_complete_and_consistent():
-    from kilobit import avrsim, firmware
+    from kilobit.runtimes import avrsim, firmware
     bs = boards.load_all()
     assert {"rp2040", "esp32", "attiny2313", "uno", "attiny4313"} <= set(bs)
     assert set(firmware.boards()) == {n for n, b in bs.items() if b["runtime"] == "c"}
@@ -307,7 +307,7 @@ def test_dry_run_refusals(banana):
 @pytest.fixture(scope="module")
 def vboard():
     need_virtual()
-    from kilobit.virtual import VirtualBoard
+    from kilobit.runtimes.virtual import VirtualBoard
     vb = VirtualBoard().start()
     try:
         yield vb
@@ -363,7 +363,7 @@ def host_basicmotions():
 def test_examples_data_and_constants_are_what_they_say():
     """The examples' constants come from where their comments say."""
     from kilobit import data
-    from kilobit.quant import quantize
+    from kilobit.core.quant import quantize
     src = open(os.path.join(REPO, "examples", "basicmotions_online.py")).read()
     table = re.search(r'TABLE = bytes.fromhex\("([0-9a-f]+)"\)', src).group(1)
     assert bytes.fromhex(table) == bytes(power_table("laplace", 4, -2))
@@ -533,7 +533,7 @@ def test_golden_check_on_the_virtual_board():
 
 def test_virtual_board_over_a_socket():
     need_virtual()
-    from kilobit.virtual import VirtualBoard
+    from kilobit.runtimes.virtual import VirtualBoard
     with VirtualBoard(tcp_port=0) as vb:
         assert vb.port.startswith("socket://127.0.0.1:")
         code, out, err = mpremote(vb.port, "exec", "import sys; print(sys.implementation.name)")
@@ -709,7 +709,7 @@ def test_demo_with_attached_boards(banana, tmp_path):
         assert demo_model.read_bytes() == banana  # the demo's model is the README's
     finally:
         stop(p, kids)
-    from kilobit.virtual import VirtualBoard
+    from kilobit.runtimes.virtual import VirtualBoard
     with VirtualBoard() as vb:
         deploy.execute(deploy.kbit_steps(boards.get("rp2040"), vb.port), quiet=True)
         q = kilobit("demo", "--runtime", "host", "--board", "rp2040", "--port", vb.port,
@@ -722,7 +722,7 @@ def test_avr_deploy_builds_the_hex_it_would_flash(banana):
     """Every step of the Uno deploy but avrdude itself (no board here): the Intel hex holds
     exactly the firmware's program bytes."""
     need_avr()
-    from kilobit import firmware
+    from kilobit.runtimes import firmware
     steps = deploy.plan_deploy(BANANA, boards.get("uno"), "/dev/null")
     assert steps[-1].argv[0] == "avrdude"
     deploy.execute(steps[:-1], quiet=True)

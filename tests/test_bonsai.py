@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from conftest import need
-from kilobit import data, smat
-from kilobit.bonsai import Bonsai, BonsaiInt, init_params, loss_and_grad, random_model
-from kilobit.errors import ModelFileError
-from kilobit.fixedpoint import rshift_round
+from kilobit import data
+from kilobit.core import smat
+from kilobit.models.bonsai.model import Bonsai, BonsaiInt, init_params, loss_and_grad, random_model
+from kilobit.core.errors import ModelFileError
+from kilobit.core.fixedpoint import rshift_round
 from kilobit.runtimes import get
 
 
@@ -136,7 +137,7 @@ def test_cli_train_and_eval_bonsai(tmp_path, capsys):
     ev = capsys.readouterr().out
     assert "accuracy %.4f" % acc in ev
     s = data.load("digits", seed=1)
-    from kilobit.quant import MinMaxScaler, quantize
+    from kilobit.core.quant import MinMaxScaler, quantize
     sc = MinMaxScaler()
     sc.lo_, sc.hi_ = scaler
     want = float((m.predict(quantize(sc.transform(s.X_test), 8)) == s.y_test).mean())
@@ -193,8 +194,8 @@ def test_cli_eval_bonsai_refuses_mismatched_data(tmp_path, capsys):
 def test_uno_update_frames_that_skip_zero_runs(zenc, wbits):
     """The firmware's run update (one walk of Z per frame) with frames that skip features: runs
     of zeros never sent, short frames, inputs with no update at all; bit for bit as the host."""
-    from kilobit import predict_fw
-    from kilobit.bonsai import golden_inputs
+    from kilobit.runtimes import fw_predict as predict_fw
+    from kilobit.models.bonsai.model import golden_inputs
     r = get("uno-sim")
     need(r.missing())
     m = random_model(300, 6, 2, 3, wbits, 8, zenc, smat.SPARSE, seed=7)

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from conftest import need
-from kilobit import kbfile
-from kilobit.rkp import RKPInt, mem_bytes, power_table, weight
-from kilobit.rng import Rng, seed_state
+from kilobit.core import kbfile
+from kilobit.models.rkp.model import RKPInt, mem_bytes, power_table, weight
+from kilobit.core.rng import Rng, seed_state
 from kilobit.runtimes import REPO, RuntimeFailure
 from kilobit.runtimes.c_host import CHostConstRuntime, CHostRuntime, build, format_steps
 from kilobit.runtimes.host import HostRuntime

@@ -13,11 +13,21 @@ import numpy as np
 import pytest
 
 from conftest import need
-from kilobit import ckp, data, golden, kbfile
-from kilobit.ckp import (FLOAT_BITS, CKPFloat, CKPInt, loss_q, loss_table, max_svs,
-                         quant_loss, quantize, schedule, slot_bits)
+from kilobit.models.ckp import model as ckp
+from kilobit import data, golden
+from kilobit.core import kbfile
+from kilobit.models.ckp.model import (FLOAT_BITS,
+    CKPFloat,
+    CKPInt,
+    loss_q,
+    loss_table,
+    max_svs,
+    quant_loss,
+    quantize,
+    schedule,
+    slot_bits)
 from kilobit.cli import main
-from kilobit.errors import DataError, ModelFileError
+from kilobit.core.errors import DataError, ModelFileError
 from kilobit.runtimes import RuntimeFailure, get
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -122,7 +132,7 @@ def test_norm_is_c_times_the_norm_of_w_when_nothing_was_lowered():
     c = ckp.centers(m.codes[:m.count], m.slot_bits(), 4)
     d = ((c[:, None, :] - c[None, :, :]) ** 2).sum(axis=2)
     y = m.labels[:m.count]
-    from kilobit.kernel import weights
+    from kilobit.core.kernel import weights
     exact = int((y[:, None] * y[None, :] * weights(d, m.table, m.C)).sum())
     assert m.norm == exact
 
@@ -316,7 +326,7 @@ def test_ckp_golden_set_covers_its_paths():
 def test_firmware_header_on_the_host_c_build(tmp_path):
     """The generated header (compile-time parameters, flash tables, a trained memory) drives
     kb_replay on the host: the ATtiny's code path, checked against the host reference."""
-    from kilobit import ckp_fw
+    from kilobit.runtimes import fw_ckp as ckp_fw
     from kilobit.runtimes.c_host import CHostRuntime
     from kilobit.runtimes.host import HostRuntime
     import subprocess
@@ -434,7 +444,7 @@ def test_avr_firmware_is_float_free_and_the_attiny_verdict_is_measured():
     not assumed (docs/benchmarks/ckp.md reports it)."""
     import re
     import subprocess
-    from kilobit import avrsim, ckp_fw, firmware
+    from kilobit.runtimes import avrsim, fw_ckp as ckp_fw, firmware
     need(avrsim.missing())
     model = bytes.fromhex(golden.load(os.path.join(
         HERE, "golden", golden.golden_name(golden.CKP_GOLDEN_SET[0])))["model_file"])
@@ -454,7 +464,7 @@ def test_banana_70_byte_build_on_the_attiny_core():
     flash: every reply and the final memory equal CKPInt's, over 800 examples that add, lower
     the precision and replace. Its static RAM leaves the ATtiny2313 its stack reserve; the
     program size is docs/benchmarks/ckp.md's verdict."""
-    from kilobit import avrsim, firmware
+    from kilobit.runtimes import avrsim, firmware
     from kilobit.bench import ckp as bench
     need(avrsim.missing())
     r = bench.measure_avr("attiny4313", 0, limit=800)
@@ -468,7 +478,7 @@ def test_banana_70_byte_build_fits_attiny2313():
     and every reply and the final memory equal CKPInt's over 800 examples. The step linked is
     the assembly (firmware_c/avr/kb_ckp_step.S), not kb_ckp.h's C."""
     import subprocess
-    from kilobit import avrsim, ckp_fw
+    from kilobit.runtimes import avrsim, fw_ckp as ckp_fw
     from kilobit.bench import ckp as bench
     need(avrsim.missing())
     r = bench.measure_avr("attiny2313", 0, limit=800)
@@ -495,7 +505,7 @@ CKP_ATTINY_FITS = [
 
 @pytest.mark.parametrize("name", CKP_ATTINY_FITS)
 def test_ckp_golden_file_on_attiny2313(name):
-    from kilobit import avrsim
+    from kilobit.runtimes import avrsim
     from kilobit.runtimes.avr_sim import Attiny2313SimRuntime
     need(avrsim.missing())
     avrsim.build_sim()

@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 
 from conftest import need
-from kilobit import avrsim, ckp, ckp_fw, firmware
-from kilobit.ckp import CKPInt
-from kilobit.kernel import weight, weights
+from kilobit.runtimes import avrsim, fw_ckp as ckp_fw, firmware
+from kilobit.models.ckp import model as ckp
+from kilobit.models.ckp.model import CKPInt
+from kilobit.core.kernel import weight, weights
 
 HARNESS = os.path.join(avrsim.SIM_DIR, "test_ckp_logw.c")
 KEYS = 1 << 16

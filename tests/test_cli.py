@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from kilobit.cli import main
-from kilobit.rkp import RKPInt
+from kilobit.models.rkp.model import RKPInt
 
 
 def run(*args):

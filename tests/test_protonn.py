@@ -9,12 +9,21 @@ import numpy as np
 import pytest
 
 from conftest import need
-from kilobit import data, smat
+from kilobit import data
+from kilobit.core import smat
 from kilobit.cli import main
-from kilobit.errors import DataError, KilobitError
-from kilobit.protonn import ProtoNN, ProtoNNFloat, armijo_step, hard_threshold, kernel_table, \
-    loss_and_grad, per_class_counts, quantize_model, split_budget, train
-from kilobit.protonn_int import ProtoNNInt, fixed_bytes
+from kilobit.core.errors import DataError, KilobitError
+from kilobit.models.protonn.train import (ProtoNN,
+    ProtoNNFloat,
+    armijo_step,
+    hard_threshold,
+    kernel_table,
+    loss_and_grad,
+    per_class_counts,
+    quantize_model,
+    split_budget,
+    train)
+from kilobit.models.protonn.model import ProtoNNInt, fixed_bytes
 from kilobit.runtimes import get
 
 

@@ -14,12 +14,16 @@ import numpy as np
 import pytest
 
 from conftest import need
-from kilobit import golden, kbfile, smat
-from kilobit.errors import ModelFileError
-from kilobit.fixedpoint import SMALL
-from kilobit.proj import Projection
-from kilobit.protonn_int import (GOLDEN_SET, ProtoNNInt, check_params, fixed_bytes,
-                                 random_model)
+from kilobit import golden
+from kilobit.core import kbfile, smat
+from kilobit.core.errors import ModelFileError
+from kilobit.core.fixedpoint import SMALL
+from kilobit.core.proj import Projection
+from kilobit.models.protonn.model import (GOLDEN_SET,
+    ProtoNNInt,
+    check_params,
+    fixed_bytes,
+    random_model)
 from kilobit.runtimes import RuntimeFailure, get
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -80,7 +84,7 @@ def hand_model(protos, zmat, table, classes=2, multilabel=False, bshift=0, dshif
 
 @pytest.mark.parametrize("p", GOLDEN_SET, ids=golden.golden_name)
 def test_vectorised_fields_equal_the_contract_loop(p):
-    from kilobit.bonsai import golden_inputs
+    from kilobit.models.bonsai.model import golden_inputs
     p = dict(p)
     p.pop("model")
     n = min(p.pop("steps"), 12)
@@ -429,7 +433,7 @@ def test_c_host_refuses(name, data, text):
 @pytest.mark.parametrize("wbits,encs", [(8, (1, 1, 1)), (16, (0, 0, 0)), (8, (0, 1, 0))])
 def test_runtimes_on_more_random_models(runtime, wbits, encs):
     """Beyond the golden files: more shapes on the fast runtimes, bit for bit."""
-    from kilobit.bonsai import golden_inputs
+    from kilobit.models.bonsai.model import golden_inputs
     r = get(runtime)
     need(r.missing())
     for seed, (dims, d, mm, K, ml) in enumerate([(30, 4, 7, 2, 0), (12, 9, 40, 6, 0),

@@ -7,12 +7,18 @@ import zlib
 import numpy as np
 import pytest
 
-from kilobit import kbfile
-from kilobit.errors import ModelFileError
-from kilobit.quant import MinMaxScaler, quantize
-from kilobit.rkp import (KERNELS, RKPFloat, RKPInt, RandomKernelPerceptron, mem_bytes,
-                         power_table, weight, weights)
-from kilobit.rng import Rng, seed_state
+from kilobit.core import kbfile
+from kilobit.core.errors import ModelFileError
+from kilobit.core.quant import MinMaxScaler, quantize
+from kilobit.models.rkp.model import (KERNELS,
+    RKPFloat,
+    RKPInt,
+    RandomKernelPerceptron,
+    mem_bytes,
+    power_table,
+    weight,
+    weights)
+from kilobit.core.rng import Rng, seed_state
 
 
 def test_rng_first_outputs_and_period():

@@ -8,10 +8,11 @@ an on-device learner). Every runtime must make the host's predictions exactly.
 import os
 import time
 
-from . import data, kbfile
-from . import runtimes as rt
-from .quant import quantize
-from .rkp import RandomKernelPerceptron, mem_bytes
+from kilobit import data
+from kilobit.core import kbfile
+from kilobit import runtimes as rt
+from kilobit.core.quant import quantize
+from kilobit.models.rkp.model import RandomKernelPerceptron, mem_bytes
 
 PARAMS = dict(kernel="laplace", bits=4, budget=62, width=-6, C=255, seed=0)
 

@@ -18,9 +18,9 @@ import zlib
 
 import numpy as np
 
-from .errors import KilobitError
-from .rkp import RKPInt
-from . import runtimes as rt
+from kilobit.core.errors import KilobitError
+from kilobit.models.rkp.model import RKPInt
+from kilobit import runtimes as rt
 
 FORMAT = "kilobit-golden"
 VERSION = 1
@@ -228,7 +228,7 @@ def compare(doc, runtime_name, results):
 
 def replay_doc(doc, runtime):
     if doc.get("model") == "assoc":  # its own step format (label 0..255, int8 values)
-        from . import assoc
+        from kilobit.models.assoc import model as assoc
         p = doc["params"]
         steps = [assoc.parse_step(t, p["P"] * p["d"], p["bits"]) for t in doc["steps"]]
         return runtime.replay(bytes.fromhex(doc["model_file"]), steps)
@@ -303,7 +303,7 @@ def make_ckp(bits, dims, L, width, steps, seed, C=255, norm=None, pretrain=0):
     """The golden document of a CKP model (kilobit.ckp.CKPInt). `norm` starts ||w||^2 * C at a
     chosen value (a snapshot may hold any); `pretrain` random learning steps first, so the file
     is a host-trained model that continues on the runtime."""
-    from .ckp import CKPInt
+    from kilobit.models.ckp.model import CKPInt
 
     model = CKPInt(bits, dims, L, width, C, seed=seed)
     for op, y, codes in make_steps(bits, dims, pretrain, seed + 1000):
@@ -338,12 +338,12 @@ MAKERS["ckp"] = make_ckp
 
 # ---- bonsai (docs/contract.md section 8): "P x0 .. xD-1" steps, per-step fields ----
 def _make_bonsai(**p):
-    from .bonsai import make_golden
+    from kilobit.models.bonsai.model import make_golden
     return make_golden(**p)
 
 
 def _bonsai_set():
-    from .bonsai import GOLDEN_SET as BONSAI_GOLDEN_SET
+    from kilobit.models.bonsai.model import GOLDEN_SET as BONSAI_GOLDEN_SET
     return BONSAI_GOLDEN_SET
 
 
@@ -353,12 +353,12 @@ GOLDEN_SET += _bonsai_set()
 
 # ---- assoc (docs/contract.md section 9): its maker and files live in kilobit.assoc ----
 def _make_assoc(**p):
-    from .assoc import make_golden
+    from kilobit.models.assoc.model import make_golden
     return make_golden(**p)
 
 
 def _assoc_set():
-    from .assoc import GOLDEN_SET as ASSOC_GOLDEN_SET
+    from kilobit.models.assoc.model import GOLDEN_SET as ASSOC_GOLDEN_SET
     return ASSOC_GOLDEN_SET
 
 
@@ -368,12 +368,12 @@ GOLDEN_SET += _assoc_set()
 
 # ---- protonn (docs/contract.md section 10): Bonsai's steps, its own fields ----
 def _make_protonn(**p):
-    from .protonn_int import make_golden
+    from kilobit.models.protonn.model import make_golden
     return make_golden(**p)
 
 
 def _protonn_set():
-    from .protonn_int import GOLDEN_SET as PROTONN_GOLDEN_SET
+    from kilobit.models.protonn.model import GOLDEN_SET as PROTONN_GOLDEN_SET
     return PROTONN_GOLDEN_SET
 
 

@@ -20,11 +20,12 @@ import time
 
 import numpy as np
 
-from . import avrsim, data, firmware, protocol
-from .errors import KilobitError
-from .quant import MinMaxScaler, quantize
-from .rkp import RKPInt
-from .runtimes.avr_sim import check_info
+from kilobit.runtimes import avrsim, firmware, protocol
+from kilobit import data
+from kilobit.core.errors import KilobitError
+from kilobit.core.quant import MinMaxScaler, quantize
+from kilobit.models.rkp.model import RKPInt
+from kilobit.runtimes.avr_sim import check_info
 
 
 class PortError(KilobitError):

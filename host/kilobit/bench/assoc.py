@@ -33,11 +33,11 @@ import time
 
 import numpy as np
 
-from .. import assoc as A
-from . import write_report
-from .. import data
-from .. import features as FE
-from ..quant import MinMaxScaler
+from kilobit.models.assoc import model as A
+from kilobit.bench import write_report
+from kilobit import data
+from kilobit.data import features as FE
+from kilobit.core.quant import MinMaxScaler
 
 DATASETS = ("digits-10", "pendigits-10", "mnist-10", "basicmotions")
 BITS = 8
@@ -303,7 +303,7 @@ def one_shot(prep, P, seed):
 def device_agrees(prep, shot, nq=200):
     """Replay a one-shot stream and `nq` test queries on device/kbit (under CPython) and
     compare every step with the integer reference: (steps, None or the first difference)."""
-    from ..runtimes import get
+    from kilobit.runtimes import get
 
     steps = [("L", int(prep.ytr[i]), [int(v) for v in prep.Utr[i]]) for i in shot["shots"]]
     steps += [("Q", None, [int(v) for v in u]) for u in prep.Ute[:nq]]
@@ -434,7 +434,7 @@ def example_incremental(prep, P, kt, seeds, parts=PARTS):
 def uno_pendigits(n_train=None, n_test=None, seed=0):
     """Stream pendigits-10 through the simulated Uno (assoc_stream.c): learn the training split
     in a seeded order, then query the test split. Returns a dict of the numbers."""
-    from .. import assoc_fw, protocol
+    from kilobit.runtimes import fw_assoc as assoc_fw, protocol
 
     prep = Prep("pendigits-10", seed=seed)
     order = np.random.default_rng(seed).permutation(prep.M)[:n_train]

@@ -28,11 +28,12 @@ import time
 
 import numpy as np
 
-from .. import data, firmware, protocol
-from . import write_report
-from ..quant import quantize
-from ..rkp import RKPInt, mem_bytes
-from ..runtimes.avr_sim import session
+from kilobit import data
+from kilobit.runtimes import firmware, protocol
+from kilobit.bench import write_report
+from kilobit.core.quant import quantize
+from kilobit.models.rkp.model import RKPInt, mem_bytes
+from kilobit.runtimes.avr_sim import session
 
 KERNEL, WIDTH, C = "laplace", -6, 255
 BITS = (2, 4, 6, 8)

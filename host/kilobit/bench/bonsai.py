@@ -26,9 +26,10 @@ import time
 
 import numpy as np
 
-from . import must_show_lines, run_lines, write_report
-from .. import data, predict_fw
-from ..bonsai import Bonsai
+from kilobit.bench import must_show_lines, run_lines, write_report
+from kilobit import data
+from kilobit.runtimes import fw_predict as predict_fw
+from kilobit.models.bonsai.model import Bonsai
 
 CLOCK_HZ = 16_000_000
 # key, label, data set, depth, projection, budget in bytes on the device (int8), epochs.

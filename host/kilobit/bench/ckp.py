@@ -26,10 +26,11 @@ import time
 
 import numpy as np
 
-from .. import data, protocol
-from . import write_report
-from ..ckp import CKPFloat, CKPInt, quantize, width_milli
-from ..errors import DataError, KilobitError
+from kilobit import data
+from kilobit.runtimes import protocol
+from kilobit.bench import write_report
+from kilobit.models.ckp.model import CKPFloat, CKPInt, quantize, width_milli
+from kilobit.core.errors import DataError, KilobitError
 
 # name -> (M, A, n_train, n_test) of the paper's Table 2
 SETS = {"banana": (2, 0.1, 4300, 1000), "shuttle": (9, 0.1, 42603, 14167),
@@ -99,7 +100,7 @@ def measure_avr(board, seed, limit=None, L=AVR_L, A=AVR_A, bits=AVR_BITS, C=AVR_
     """Banana (the RKP benchmark's split for `seed`) through the CKP firmware on a simulated
     board; every reply compared with the host integer reference. Returns a dict of figures, or
     raises FitError (kilobit.firmware) when the firmware does not fit the board."""
-    from ..runtimes.avr_sim import session
+    from kilobit.runtimes.avr_sim import session
 
     split = data.load("banana", seed=seed)
     _, Xtr, Xte = data.scale(split)
@@ -208,8 +209,8 @@ def run(out="docs/benchmarks/ckp.md", reps=10, quick=False, avr=True, progress=p
                 _paired([(fl, it)])))
     avr_res = {}
     if avr:
-        from ..firmware import FitError
-        from ..runtimes import RuntimeFailure
+        from kilobit.runtimes.firmware import FitError
+        from kilobit.runtimes import RuntimeFailure
         for board in AVR_BOARDS:
             runs = []
             try:

@@ -24,10 +24,11 @@ import time
 
 import numpy as np
 
-from . import must_show_lines, run_lines, write_report
-from .. import data, predict_fw
-from ..errors import KilobitError
-from ..protonn import ProtoNN
+from kilobit.bench import must_show_lines, run_lines, write_report
+from kilobit import data
+from kilobit.runtimes import fw_predict as predict_fw
+from kilobit.core.errors import KilobitError
+from kilobit.models.protonn.train import ProtoNN
 
 CLOCK_HZ = 16_000_000
 # key, label, data set, projection d, prototypes m, budget in bytes on the device (int8),

@@ -26,10 +26,10 @@ import time
 
 import numpy as np
 
-from .. import data
-from ..errors import DataError, KilobitError
-from ..quant import quantize
-from ..rkp import RKPFloat, RKPInt, kernel_scale, mem_bytes, power_table, weights
+from kilobit import data
+from kilobit.core.errors import DataError, KilobitError
+from kilobit.core.quant import quantize
+from kilobit.models.rkp.model import RKPFloat, RKPInt, kernel_scale, mem_bytes, power_table, weights
 
 C = 255
 KERNEL = "laplace"

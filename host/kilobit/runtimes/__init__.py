@@ -6,7 +6,8 @@ A runtime module defines a subclass of `Runtime` and is listed in `ALL` (name ->
 import importlib
 import os
 
-from ..errors import KilobitError
+from kilobit.core.errors import KilobitError
+from kilobit.core.paths import REPO  # noqa: F401 (runtimes and their callers use it)
 
 ALL = {
     "host": "kilobit.runtimes.host:HostRuntime",
@@ -19,7 +20,6 @@ ALL = {
     "uno-sim-uart": "kilobit.runtimes.board:UnoSimUartRuntime",
 }
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 class RuntimeFailure(KilobitError):
@@ -50,7 +50,7 @@ class Runtime:
 
 def get(name):
     if "@" in name:  # BOARD@PORT: a real board (kilobit.runtimes.board)
-        from .board import on_port
+        from kilobit.runtimes.board import on_port
         return on_port(name)
     if name not in ALL:
         raise KilobitError("unknown runtime %r (known: %s)" % (name, ", ".join(ALL)))

@@ -11,8 +11,8 @@ import os
 import subprocess
 import tempfile
 
-from ..errors import KilobitError
-from . import REPO, RuntimeFailure
+from kilobit.core.errors import KilobitError
+from kilobit.runtimes import REPO, RuntimeFailure
 
 TYPE = 5  # kilobit.kbfile.MODEL_TYPES["assoc"]
 MPREPLAY = os.path.join(REPO, "tools", "mpwasm", "replay_assoc.py")
@@ -25,7 +25,7 @@ def handles(model):
 def replay(runtime, model, steps):
     name = runtime.name
     if name == "host":
-        from .. import assoc
+        from kilobit.models.assoc import model as assoc
         try:
             return assoc.replay(model, steps)
         except KilobitError as e:
@@ -37,7 +37,7 @@ def replay(runtime, model, steps):
     if name == "c-host":
         return _c_host(model, steps)
     if name.endswith("-sim"):
-        from .. import assoc_fw
+        from kilobit.runtimes import fw_assoc as assoc_fw
         try:
             out, runtime.last_result, runtime.last_sizes = assoc_fw.replay(
                 model, steps, runtime.board)
@@ -109,7 +109,7 @@ def parse_rows(text, nsteps, mem, name):
 
 
 def _micropython(runtime, model, steps):
-    from .micropython import error_text, run
+    from kilobit.runtimes.micropython import error_text, run
     miss = runtime.missing()
     if miss:
         raise RuntimeFailure("%s: missing %s" % (runtime.name, miss))
@@ -133,7 +133,7 @@ def _micropython(runtime, model, steps):
 
 
 def _c_host(model, steps):
-    from .c_host import BUILD, build
+    from kilobit.runtimes.c_host import BUILD, build
     build()
     exe = os.path.join(BUILD, "host", "kb_assoc_replay")
     with tempfile.TemporaryDirectory(prefix="kilobit-") as tmp:

@@ -10,11 +10,11 @@ is streamed to the chip over its UART through kb_sim (kilobit.avrsim), cycle-exa
 and the replies become the Runtime tuples. A model that cannot fit the chip is refused with
 RuntimeFailure("does not fit attiny2313: ...").
 """
-from .. import avrsim, firmware, protocol
-from ..errors import KilobitError
-from ..rkp import RKPInt  # noqa: F401 (part of this module's namespace for callers)
-from .host import load as host_load
-from . import Runtime, RuntimeFailure
+from kilobit.runtimes import avrsim, firmware, protocol
+from kilobit.core.errors import KilobitError
+from kilobit.models.rkp.model import RKPInt  # noqa: F401 (part of this module's namespace for callers)
+from kilobit.runtimes.host import load as host_load
+from kilobit.runtimes import Runtime, RuntimeFailure
 
 
 def session(model, frames, board, max_cycles=4 * 10 ** 9, timeout=900):
@@ -82,10 +82,10 @@ class AvrSimRuntime(Runtime):
         return avrsim.missing()
 
     def replay(self, model, steps):
-        from . import predictors
+        from kilobit.runtimes import predictors
         if predictors.handles(model):  # a host-trained predictor (by the header's type)
             return predictors.replay(self, model, steps)
-        from . import assoc_rt
+        from kilobit.runtimes import assoc_rt
         if assoc_rt.handles(model):  # an assoc learner (by the header's type)
             return assoc_rt.replay(self, model, steps)
         try:

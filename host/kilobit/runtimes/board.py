@@ -16,8 +16,8 @@ import os
 import subprocess
 import threading
 
-from . import Runtime, RuntimeFailure
-from . import micropython as mpmod
+from kilobit.runtimes import Runtime, RuntimeFailure
+from kilobit.runtimes import micropython as mpmod
 
 _swap = threading.Lock()
 
@@ -29,7 +29,7 @@ class MpremoteRunner:
         self.port, self.timeout = port, timeout
 
     def _mpremote(self, args, check=True):
-        from ..deploy import tool_argv
+        from kilobit.runtimes.deploy import tool_argv
         cmd = tool_argv(["mpremote", "connect", self.port] + args)
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout,
@@ -113,8 +113,8 @@ class VirtualBoardRuntime(MpremoteRuntime):
         return miss
 
     def replay(self, model, steps):
-        from .. import boards, deploy
-        from ..virtual import VirtualBoard
+        from kilobit.runtimes import boards, deploy
+        from kilobit.runtimes.virtual import VirtualBoard
         miss = self.missing()
         if miss:
             raise RuntimeFailure("%s: missing %s" % (self.name, miss))
@@ -145,7 +145,7 @@ class AvrUartRuntime(Runtime):
             self.name = "%s@%s" % (self.board, port)
 
     def missing(self):
-        from .. import avrsim
+        from kilobit.runtimes import avrsim
         miss = avrsim.missing()
         if miss is None:
             try:
@@ -155,12 +155,12 @@ class AvrUartRuntime(Runtime):
         return miss
 
     def replay(self, model, steps):
-        from .. import firmware, protocol
-        from ..errors import KilobitError
-        from ..rkp import RKPInt
-        from ..stream import SerialPort
-        from ..virtual import SimBoard
-        from .avr_sim import check_info
+        from kilobit.runtimes import firmware, protocol
+        from kilobit.core.errors import KilobitError
+        from kilobit.models.rkp.model import RKPInt
+        from kilobit.stream import SerialPort
+        from kilobit.runtimes.virtual import SimBoard
+        from kilobit.runtimes.avr_sim import check_info
         try:
             m, _ = RKPInt.from_bytes(model)
         except KilobitError as e:
@@ -221,7 +221,7 @@ class UnoSimUartRuntime(AvrUartRuntime):
 def on_port(name):
     """The runtime of BOARD@PORT: mpremote for a MicroPython board, the UART protocol for an AVR
     board."""
-    from .. import boards
+    from kilobit.runtimes import boards
     board, _, port = name.partition("@")
     b = boards.get(board)
     if not port:
@@ -233,8 +233,8 @@ def on_port(name):
 
 def attached(names, board, port):
     """The demo's runtime names with an attached board in place of its virtual stand-in."""
-    from .. import boards
-    from ..errors import KilobitError
+    from kilobit.runtimes import boards
+    from kilobit.core.errors import KilobitError
     if not (board and port):
         raise KilobitError("an attached board needs both --board and --port")
     b = boards.get(board)

@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 import threading
 
-from . import REPO, Runtime, RuntimeFailure
+from kilobit.runtimes import REPO, Runtime, RuntimeFailure
 
 FIRMWARE = os.path.join(REPO, "firmware_c")
 BUILD = os.path.join(REPO, "build", "firmware_c")
@@ -68,10 +68,10 @@ class CHostRuntime(Runtime):
         return "%s not found" % " and ".join(absent) if absent else None
 
     def replay(self, model, steps):
-        from . import predictors
+        from kilobit.runtimes import predictors
         if predictors.handles(model):  # a host-trained predictor (by the header's type)
             return predictors.replay(self, model, steps)
-        from . import assoc_rt
+        from kilobit.runtimes import assoc_rt
         if assoc_rt.handles(model):  # an assoc learner (by the header's type)
             return assoc_rt.replay(self, model, steps)
         exe = os.path.join(build(), self.program)

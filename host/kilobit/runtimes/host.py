@@ -1,9 +1,9 @@
 """The host integer reference as a runtime: what every other runtime is compared with."""
-from .. import kbfile
-from ..ckp import CKPInt
-from ..errors import ModelFileError
-from ..rkp import RKPInt
-from . import Runtime, RuntimeFailure
+from kilobit.core import kbfile
+from kilobit.models.ckp.model import CKPInt
+from kilobit.core.errors import ModelFileError
+from kilobit.models.rkp.model import RKPInt
+from kilobit.runtimes import Runtime, RuntimeFailure
 
 #: model name (kilobit.kbfile.MODEL_TYPES) -> integer reference with from_bytes/learn/score
 MODELS = {"rkp": RKPInt, "ckp": CKPInt}
@@ -21,10 +21,10 @@ class HostRuntime(Runtime):
     name = "host"
 
     def replay(self, model, steps):
-        from . import predictors
+        from kilobit.runtimes import predictors
         if predictors.handles(model):  # a host-trained predictor (by the header's type)
             return predictors.replay(self, model, steps)
-        from . import assoc_rt
+        from kilobit.runtimes import assoc_rt
         if assoc_rt.handles(model):  # an assoc learner (by the header's type)
             return assoc_rt.replay(self, model, steps)
         try:

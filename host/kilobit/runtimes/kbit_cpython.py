@@ -1,5 +1,5 @@
 """device/kbit (the MicroPython package) run in-process under CPython."""
-from . import Runtime, RuntimeFailure
+from kilobit.runtimes import Runtime, RuntimeFailure
 
 
 class KbitCPythonRuntime(Runtime):
@@ -13,10 +13,10 @@ class KbitCPythonRuntime(Runtime):
         return None
 
     def replay(self, model, steps):
-        from . import predictors
+        from kilobit.runtimes import predictors
         if predictors.handles(model):  # a host-trained predictor (by the header's type)
             return predictors.replay(self, model, steps)
-        from . import assoc_rt
+        from kilobit.runtimes import assoc_rt
         if assoc_rt.handles(model):  # an assoc learner (by the header's type)
             return assoc_rt.replay(self, model, steps)
         from kbit.ckp import CKP

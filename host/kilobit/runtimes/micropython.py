@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import tempfile
 
-from . import REPO, Runtime, RuntimeFailure
+from kilobit.runtimes import REPO, Runtime, RuntimeFailure
 
 MPWASM = os.path.join(REPO, "tools", "mpwasm")
 RUNNER = os.path.join(MPWASM, "run.mjs")
@@ -93,10 +93,10 @@ class MicroPythonRuntime(Runtime):
         return miss
 
     def replay(self, model, steps):
-        from . import predictors
+        from kilobit.runtimes import predictors
         if predictors.handles(model):  # a host-trained predictor (by the header's type)
             return predictors.replay(self, model, steps)
-        from . import assoc_rt
+        from kilobit.runtimes import assoc_rt
         if assoc_rt.handles(model):  # an assoc learner (by the header's type)
             return assoc_rt.replay(self, model, steps)
         miss = self.missing()

@@ -11,8 +11,8 @@ import os
 import subprocess
 import tempfile
 
-from ..errors import KilobitError
-from . import REPO, RuntimeFailure
+from kilobit.core.errors import KilobitError
+from kilobit.runtimes import REPO, RuntimeFailure
 
 #: model type byte of the .kb header -> model name (kilobit.kbfile.MODEL_TYPES)
 TYPES = {3: "bonsai", 4: "protonn"}
@@ -28,14 +28,14 @@ def handles(model):
 def host_class(name):
     """The integer reference class of a predictor model name."""
     if name == "protonn":
-        from ..protonn_int import ProtoNNInt
+        from kilobit.models.protonn.model import ProtoNNInt
         return ProtoNNInt
-    from ..bonsai import BonsaiInt
+    from kilobit.models.bonsai.model import BonsaiInt
     return BonsaiInt
 
 
 def _host_model(model):
-    from ..errors import ModelFileError
+    from kilobit.core.errors import ModelFileError
     try:
         return host_class(TYPES[model[5]]).from_bytes(model)[0]
     except ModelFileError as e:
@@ -62,7 +62,7 @@ def replay(runtime, model, steps):
     if name == "c-host":
         return _c_host(model, inputs)
     if name.endswith("-sim"):
-        from .. import predict_fw
+        from kilobit.runtimes import fw_predict as predict_fw
         try:
             rows, runtime.last_result, runtime.last_sizes = predict_fw.replay(
                 model, inputs, runtime.board)
@@ -95,7 +95,7 @@ def _kbit(model, inputs):
 
 
 def _micropython(runtime, model, inputs):
-    from .micropython import error_text, run
+    from kilobit.runtimes.micropython import error_text, run
     miss = runtime.missing()
     if miss:
         raise RuntimeFailure("%s: missing %s" % (runtime.name, miss))
@@ -121,7 +121,7 @@ def _micropython(runtime, model, inputs):
 
 
 def _c_host(model, inputs):
-    from .c_host import BUILD, build
+    from kilobit.runtimes.c_host import BUILD, build
     build()
     exe = os.path.join(BUILD, "host", "kb_predict")
     fd, path = tempfile.mkstemp(suffix=".kb", prefix="kilobit-")

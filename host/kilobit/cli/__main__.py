@@ -1,0 +1,5 @@
+import sys
+
+from kilobit.cli import main
+
+sys.exit(main())

@@ -1,0 +1,172 @@
+"""The board commands of the kilobit command line: fit, deploy, run, flash-firmware, board.
+
+    kilobit fit m.kb --board attiny2313
+    kilobit deploy m.kb --board rp2040 --port /dev/ttyACM0 [--runtime circuitpython] [--dry-run]
+    kilobit deploy m.kb --board uno --port /dev/ttyACM0 [--programmer arduino] [--dry-run]
+    kilobit run examples/rkp_codes.py --board rp2040 --port /dev/ttyACM0 [--dry-run]
+    kilobit flash-firmware --board esp32 --port /dev/ttyUSB0 FIRMWARE.bin [--erase] [--dry-run]
+    kilobit board list | manifest [--check] | virtual [--tcp PORT] [--link PATH]
+    kilobit board sim --board uno|attiny2313 [--model m.kb] [--link PATH]
+
+cli.py adds these parsers (add_parsers) and dispatches to COMMANDS.
+"""
+import os
+import signal
+import sys
+
+from kilobit.core.errors import KilobitError
+
+
+def add_parsers(sub):
+    p = sub.add_parser("fit", help="flash and RAM a model takes on a board, against its budget")
+    p.add_argument("model")
+    p.add_argument("--board", required=True)
+
+    p = sub.add_parser("deploy", help="put kbit and a model on a board (mpy-cross + mpremote, "
+                                      "ampy), or flash an AVR with the model's firmware (avrdude)")
+    p.add_argument("model")
+    p.add_argument("--board", required=True)
+    p.add_argument("--port", help="serial port or pyserial URL (AVR ISP programmers may do "
+                                  "without)")
+    p.add_argument("--runtime", choices=("micropython", "circuitpython"),
+                   help="the board's Python (default: the board file's)")
+    p.add_argument("--programmer", help="avrdude programmer (default: the board file's)")
+    p.add_argument("--golden", help="golden file the MicroPython board is verified with")
+    p.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
+
+    p = sub.add_parser("run", help="run a script on a MicroPython board (mpremote run)")
+    p.add_argument("script")
+    p.add_argument("--board", required=True)
+    p.add_argument("--port", required=True)
+    p.add_argument("--runtime", choices=("micropython", "circuitpython"))
+    p.add_argument("--dry-run", action="store_true")
+
+    p = sub.add_parser("flash-firmware", help="put MicroPython itself on a board (esptool; "
+                                              "the UF2 drive of an RP2040)")
+    p.add_argument("firmware")
+    p.add_argument("--board", required=True)
+    p.add_argument("--port", required=True,
+                   help="serial port (esp32) or the mounted RPI-RP2 drive (rp2040)")
+    p.add_argument("--erase", action="store_true", help="erase the whole flash first (esp32)")
+    p.add_argument("--dry-run", action="store_true")
+
+    p = sub.add_parser("board", help="boards: list, the mip manifest, virtual boards")
+    bsub = p.add_subparsers(dest="action", required=True)
+    bsub.add_parser("list", help="the boards/*.json files")
+    b = bsub.add_parser("manifest", help="write device/kbit/package.json (mip) from the package")
+    b.add_argument("--check", action="store_true", help="only check it, exit 1 when stale")
+    b = bsub.add_parser("virtual", help="serve MicroPython 1.27 (WebAssembly) as a board on a pty "
+                                        "or a TCP port, for mpremote")
+    b.add_argument("--tcp", type=int, metavar="PORT",
+                   help="serve socket://127.0.0.1:PORT instead of a pty (0: any free port)")
+    b.add_argument("--link", help="also make PATH a symlink to the pty")
+    b = bsub.add_parser("sim", help="run the AVR firmware on a simulated chip, its UART on a pty")
+    b.add_argument("--board", required=True, help="uno, attiny2313 or attiny4313")
+    b.add_argument("--model", help="the model file whose firmware runs (default: a fresh Banana "
+                                   "model: rkp laplace, 4 bits, 62 SVs, A=-6, 2 inputs)")
+    b.add_argument("--link", help="also make PATH a symlink to the pty")
+
+
+def _model(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise KilobitError("cannot read model file %s: %s" % (path, e.strerror)) from None
+
+
+def cmd_fit(a):
+    from kilobit.runtimes import boards
+    from kilobit.core import kbfile
+    b = boards.get(a.board)
+    data = _model(a.model)
+    name, _ = kbfile.unpack(data)
+    f = boards.fit(data, b)
+    print("%s: %s model, file %d B" % (a.model, name, len(data)))
+    for line in f.lines():
+        print(line)
+    if not f.ok:
+        raise KilobitError("%s does not fit %s: %s" % (a.model, b["name"], f.reason))
+    return 0
+
+
+def cmd_deploy(a):
+    from kilobit.runtimes import boards, deploy
+    b = boards.get(a.board)
+    steps = deploy.plan_deploy(a.model, b, a.port, a.runtime, a.programmer, a.golden)
+    deploy.execute(steps, dry_run=a.dry_run)
+    if not a.dry_run:
+        print("deployed %s to %s%s" % (a.model, b["name"], " on " + a.port if a.port else ""))
+    return 0
+
+
+def cmd_run(a):
+    import subprocess
+    from kilobit.runtimes import boards, deploy
+    steps = deploy.plan_run(a.script, boards.get(a.board), a.port, a.runtime)
+    if a.dry_run:
+        return deploy.execute(steps, dry_run=True)
+    return subprocess.run(deploy.tool_argv(steps[0].argv)).returncode
+
+
+def cmd_flash_firmware(a):
+    from kilobit.runtimes import boards, deploy
+    steps = deploy.plan_flash_firmware(a.firmware, boards.get(a.board), a.port, a.erase)
+    if not a.dry_run and not os.path.exists(a.firmware):
+        raise KilobitError("no firmware file %s" % a.firmware)
+    return deploy.execute(steps, dry_run=a.dry_run)
+
+
+def _serve(board, what):
+    print(what, flush=True)
+
+    def stop(*_):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        board.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        board.close()
+    return 0
+
+
+def cmd_board(a):
+    from kilobit.runtimes import boards
+    if a.action == "list":
+        for name, b in boards.load_all().items():
+            print("%-11s %-32s %-10s %4g MHz  flash %7d B  RAM %6d B  %s"
+                  % (name, b["title"], b["mcu"], b["clock_hz"] / 1e6, b["flash_bytes"],
+                     b["ram_bytes"], "/".join(b.get("runtimes", [b["runtime"]]))))
+        return 0
+    if a.action == "manifest":
+        path = os.path.join(boards.KBIT_DIR, "package.json")
+        if a.check:
+            problem = boards.manifest_problem()
+            print(problem or "%s lists every module of device/kbit" % path)
+            return 1 if problem else 0
+        from kilobit.runtimes.deploy import _write
+        _write(path, boards.manifest_text())
+        print("wrote %s (%d modules)" % (path, len(boards.package_modules())))
+        return 0
+    from kilobit.runtimes import virtual
+    if a.action == "virtual":
+        vb = virtual.VirtualBoard(tcp_port=a.tcp, link=a.link, log=sys.stderr).start()
+        return _serve(vb, "virtual MicroPython 1.27 board on %s\n  mpremote connect %s repl\n"
+                          "(Ctrl-C stops it)" % (vb.port, vb.port))
+    if a.model:
+        data = _model(a.model)
+    else:
+        from kilobit.models.rkp.model import RKPInt
+        data = RKPInt("laplace", 4, 2, 62, -6, 255, seed=0).to_bytes()
+    sb = virtual.SimBoard(a.board, data, link=a.link, log=sys.stderr).start()
+    return _serve(sb, "simulated %s (%s, %g MHz) running the firmware of %s; its UART on %s\n"
+                      "  kilobit stream --board %s --port %s --data banana%s\n(Ctrl-C stops it)"
+                  % (a.board, sb.mcu, sb.freq / 1e6, a.model or "a fresh Banana model", sb.port,
+                     a.board, sb.port, " --model " + a.model if a.model else ""))
+
+
+COMMANDS = {"fit": cmd_fit, "deploy": cmd_deploy, "run": cmd_run,
+            "flash-firmware": cmd_flash_firmware, "board": cmd_board}

