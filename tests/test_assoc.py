@@ -10,12 +10,14 @@ import numpy as np
 import pytest
 
 from conftest import need
-from kilobit.models.assoc import model as A
+from kilobit.models.assoc import golden as AG, model as A
 from kilobit.runtimes import avrsim, protocol
 from kilobit.core import kbfile
 from kilobit.core.errors import ModelFileError
 from kilobit.runtimes import RuntimeFailure, get
 from kilobit.runtimes.assoc_rt import memory
+from kilobit.runtimes import firmware
+from kilobit.models.assoc import firmware as AF
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -272,7 +274,7 @@ def test_device_learns_pendigits_under_heap_lock_on_micropython(tmp_path):
     steps = [("L", int(t), list(map(int, u))) for u, t in zip(Utr[:300], s.y_train[:300])]
     steps += [("Q", None, list(map(int, u))) for u in Ute[:100]]
     model = A.AssocInt("I-I", 8, 1, 16, 10, 10).to_bytes()
-    want = A.replay(model, steps)
+    want = AG.replay(model, steps)
     got = r.replay(model, steps)
     assert [w[:4] for w in want] == [g[:4] for g in got]
     assert want[-1][4] == got[-1][4]
@@ -289,12 +291,12 @@ def sim():
 
 def test_uno_firmware_has_no_float_and_fits(sim):
     from kilobit.runtimes import fw_assoc as assoc_fw
-    elf, sizes = assoc_fw.build(A.AssocInt("I-I", 8, 1, 16, 10, 10).to_bytes(), "uno")
+    elf, sizes = firmware.build(A.AssocInt("I-I", 8, 1, 16, 10, 10).to_bytes(), "uno")
     nm = subprocess.run(["avr-nm", elf], capture_output=True, text=True).stdout
     floats = [ln for ln in nm.splitlines() if ln.split()[-1].startswith("__fp_")
               or ln.split()[-1].endswith(("sf3", "sfsi", "sisf"))]
     assert not floats, floats
-    assert sizes["ram"] + assoc_fw.STACK_RESERVE["atmega328p"] <= 2048
+    assert sizes["ram"] + AF.STACK_RESERVE["atmega328p"] <= 2048
 
 
 def test_uno_learns_pendigits_over_the_uart_within_2k(sim):

@@ -23,6 +23,8 @@ from kilobit.runtimes import REPO, RuntimeFailure
 from kilobit.runtimes.avr_sim import Attiny2313SimRuntime, UnoSimRuntime, session
 from kilobit.runtimes.c_host import CHostRuntime
 from kilobit.runtimes.host import HostRuntime
+from kilobit.models import learner
+from kilobit.models.rkp import firmware as rkp_firmware
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILES = sorted(glob.glob(os.path.join(HERE, "golden", "rkp-*.json")))  # the rkp firmware's
@@ -131,7 +133,7 @@ def _trained(kernel, bits, dims, budget, width, n, seed):
 
 
 def _steps(bits, dims, n, seed):
-    return golden.make_steps(bits, dims, n, seed)
+    return learner.make_steps(bits, dims, n, seed)
 
 
 @pytest.mark.parametrize("runtime", [Attiny2313SimRuntime, UnoSimRuntime])
@@ -139,7 +141,7 @@ def test_host_trained_snapshot_continues_on_the_chip(sim, runtime):
     m = _trained("laplace", 4, 2, 62, -6, 800, seed=3)
     assert m.count == 62 and m.rng.state != 3 + 1  # full, and removal has advanced the generator
     model = m.to_bytes(scaler=(np.zeros(2, np.float32), np.ones(2, np.float32)))
-    assert "KB_RKP_CONST_MEM_INIT" in firmware.rkp_header(model)
+    assert "KB_RKP_CONST_MEM_INIT" in rkp_firmware.header(model)
     steps = _steps(4, 2, 300, seed=9)
     assert runtime().replay(model, steps) == HostRuntime().replay(model, steps)
 
@@ -149,7 +151,7 @@ def test_generated_header_on_the_host_c_build(sim, tmp_path):
     m = _trained("laplace", 6, 2, 43, -6, 400, seed=5)  # J = 3: an 8-entry weight table
     model = m.to_bytes()
     header = tmp_path / "model.h"
-    header.write_text(firmware.rkp_header(model))
+    header.write_text(rkp_firmware.header(model))
     assert "KB_RKP_CONST_WTAB_INIT" in header.read_text()
     assert "KB_RKP_CONST_MEM_INIT" in header.read_text()
     build = os.path.join(REPO, "build", "firmware_c")
@@ -166,7 +168,7 @@ def test_generated_header_on_the_host_c_build(sim, tmp_path):
 def test_header_refuses_what_the_uart_cannot_carry():
     m = RKPInt("laplace", 1, 300, 2, 0)
     with pytest.raises(Exception, match="at most 255 codes"):
-        firmware.rkp_header(m.to_bytes())
+        rkp_firmware.header(m.to_bytes())
 
 
 # ---- the protocol ----

@@ -11,7 +11,8 @@ import pytest
 from conftest import need
 from kilobit import data
 from kilobit.core import smat
-from kilobit.models.bonsai.model import Bonsai, BonsaiInt, init_params, loss_and_grad, random_model
+from kilobit.models.bonsai.golden import random_model
+from kilobit.models.bonsai.model import Bonsai, BonsaiInt, init_params, loss_and_grad
 from kilobit.core.errors import ModelFileError
 from kilobit.core.fixedpoint import rshift_round
 from kilobit.runtimes import get

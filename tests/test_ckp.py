@@ -15,6 +15,10 @@ import pytest
 from conftest import need
 from kilobit.models.ckp import model as ckp
 from kilobit import data, golden
+from kilobit.models import learner
+from kilobit.models.ckp import golden as ckp_golden
+from kilobit.models.ckp import firmware as ckp_fw
+from kilobit.runtimes import firmware
 from kilobit.core import kbfile
 from kilobit.models.ckp.model import (FLOAT_BITS,
     CKPFloat,
@@ -301,7 +305,7 @@ def test_refusals_are_distinct(runtime):
 
 def test_ckp_golden_set_covers_its_paths():
     docs = [golden.load(os.path.join(HERE, "golden", golden.golden_name(p)))
-            for p in golden.CKP_GOLDEN_SET]
+            for p in ckp_golden.GOLDEN_SET]
     seen = dict(full=0, replace=0, lower=0, zero_score=0, empty_table=0, full_table=0,
                 negative=0, saturated=0)
     for d in docs:
@@ -326,7 +330,6 @@ def test_ckp_golden_set_covers_its_paths():
 def test_firmware_header_on_the_host_c_build(tmp_path):
     """The generated header (compile-time parameters, flash tables, a trained memory) drives
     kb_replay on the host: the ATtiny's code path, checked against the host reference."""
-    from kilobit.runtimes import fw_ckp as ckp_fw
     from kilobit.runtimes.c_host import CHostRuntime
     from kilobit.runtimes.host import HostRuntime
     import subprocess
@@ -336,14 +339,14 @@ def test_firmware_header_on_the_host_c_build(tmp_path):
     header = tmp_path / "ckp_model.h"
     header.write_text(ckp_fw.header(model))
     assert "KB_CKP_CONST_MEM_INIT" in header.read_text()
-    build = os.path.join(ckp_fw.firmware.REPO, "build", "firmware_c")
-    r = subprocess.run(["make", "-s", "-C", ckp_fw.firmware.FIRMWARE_C, "BUILD=" + build,
+    build = os.path.join(firmware.REPO, "build", "firmware_c")
+    r = subprocess.run(["make", "-s", "-C", firmware.FIRMWARE_C, "BUILD=" + build,
                         "replay-const", "NAME=test_ckp_header", "DEFS=-include %s" % header],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
     assert r.returncode == 0, r.stdout
     runtime = CHostRuntime()
     runtime.program = "kb_replay_test_ckp_header"
-    steps = golden.make_steps(6, 2, 300, 4)
+    steps = learner.make_steps(6, 2, 300, 4)
     assert runtime.replay(model, steps) == HostRuntime().replay(model, steps)
     other = _random_model(P=6, M=2, L=560, width=200, n=10).to_bytes()  # another A: tables
     with pytest.raises(RuntimeFailure, match="differ from the compiled-in"):
@@ -444,11 +447,11 @@ def test_avr_firmware_is_float_free_and_the_attiny_verdict_is_measured():
     not assumed (docs/benchmarks/ckp.md reports it)."""
     import re
     import subprocess
-    from kilobit.runtimes import avrsim, fw_ckp as ckp_fw, firmware
+    from kilobit.runtimes import avrsim
     need(avrsim.missing())
     model = bytes.fromhex(golden.load(os.path.join(
-        HERE, "golden", golden.golden_name(golden.CKP_GOLDEN_SET[0])))["model_file"])
-    elf, sizes = ckp_fw.build(model, "uno")
+        HERE, "golden", golden.golden_name(ckp_golden.GOLDEN_SET[0])))["model_file"])
+    elf, sizes = firmware.build(model, "uno")
     syms = subprocess.run(["avr-nm", elf], capture_output=True, text=True).stdout.split()
     floats = [s for s in syms if re.search(r"(sf|df)[0-9]$|(sf|df)(si|di)$|(si|di)(sf|df)$"
                                            r"|^__fp_", s)]
@@ -478,14 +481,14 @@ def test_banana_70_byte_build_fits_attiny2313():
     and every reply and the final memory equal CKPInt's over 800 examples. The step linked is
     the assembly (firmware_c/avr/kb_ckp_step.S), not kb_ckp.h's C."""
     import subprocess
-    from kilobit.runtimes import avrsim, fw_ckp as ckp_fw
+    from kilobit.runtimes import avrsim
     from kilobit.bench import ckp as bench
     need(avrsim.missing())
     r = bench.measure_avr("attiny2313", 0, limit=800)
     assert r["flash"] <= 2048 and r["static"] + r["stack"] <= 128, r
     assert r["identical"] and 1 < r["count"] < max_svs(560, 2)
     model = CKPInt(6, 2, 560, ckp.width_milli(0.1), 255, seed=0).to_bytes()
-    elf, _ = ckp_fw.build(model, "attiny2313")
+    elf, _ = firmware.build(model, "attiny2313")
     syms = subprocess.run(["avr-nm", elf], capture_output=True, text=True).stdout.split()
     assert "kb_ckp_step_avr" in syms and "kb_ckp_bits" not in syms
 

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from conftest import need
-from kilobit.runtimes import avrsim, fw_ckp as ckp_fw, firmware
+from kilobit.models.ckp import firmware as ckp_fw
+from kilobit.runtimes import avrsim, firmware
 from kilobit.models.ckp import model as ckp
 from kilobit.models.ckp.model import CKPInt
 from kilobit.core.kernel import weight, weights
@@ -78,7 +79,7 @@ def run_harness(build_dir, case, mcu, defines=()):
     header.write_text(ckp_fw.header(model(case).to_bytes()))
     f_cpu = avrsim.DEFAULT_FREQ[mcu]
     elf, _ = avrsim.avr_build(
-        [HARNESS, ckp_fw.ASM], mcu, str(build_dir / (name + ".elf")),
+        [HARNESS, os.path.join(firmware.FIRMWARE_C, ckp_fw.EXTRA_SOURCES[0])], mcu, str(build_dir / (name + ".elf")),
         defines=["KB_CKP_LOGW_ENTRY", "BAUD=%dUL" % (f_cpu // 8)] + list(defines),
         f_cpu=f_cpu, extra_flags=list(firmware.WARN) + ["-include", str(header)])
     r = avrsim.run(elf, mcu, f_cpu)
@@ -135,7 +136,7 @@ def test_shipped_firmware_does_not_export_logw():
     """The entry point exists for the harness only: the Banana ATtiny2313 firmware is built
     without it (and runs the assembly step)."""
     need(avrsim.missing())
-    elf, _ = ckp_fw.build(model("banana").to_bytes(), "attiny2313")
+    elf, _ = firmware.build(model("banana").to_bytes(), "attiny2313")
     syms = subprocess.run(["avr-nm", elf], capture_output=True, text=True,
                           check=True).stdout.split()
     assert "kb_ckp_step_avr" in syms and "kb_ckp_logw" not in syms

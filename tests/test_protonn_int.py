@@ -19,11 +19,8 @@ from kilobit.core import kbfile, smat
 from kilobit.core.errors import ModelFileError
 from kilobit.core.fixedpoint import SMALL
 from kilobit.core.proj import Projection
-from kilobit.models.protonn.model import (GOLDEN_SET,
-    ProtoNNInt,
-    check_params,
-    fixed_bytes,
-    random_model)
+from kilobit.models.protonn.golden import GOLDEN_SET, random_model
+from kilobit.models.protonn.model import ProtoNNInt, check_params, fixed_bytes
 from kilobit.runtimes import RuntimeFailure, get
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -354,7 +351,7 @@ def test_golden_set_reaches_the_hard_cases():
 
 
 def test_golden_files_are_registered():
-    names = {golden.golden_name(p) for p in golden.GOLDEN_SET if p.get("model") == "protonn"}
+    names = {golden.golden_name(p) for p in golden.golden_set() if p.get("model") == "protonn"}
     files = {f for f in os.listdir(os.path.join(HERE, "golden")) if f.startswith("protonn-")}
     assert names == files and len(names) == len(GOLDEN_SET) >= 5
 

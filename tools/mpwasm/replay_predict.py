@@ -6,7 +6,7 @@
 # the prediction run under micropython.heap_lock(), so a replay also proves that update and
 # predict allocate nothing (an allocation raises MemoryError). Per step it prints the golden
 # fields: Bonsai P[0..d-1], leaf, scores[0..L-1], prediction; ProtoNN P, D[0..m-1], k[0..m-1],
-# scores, prediction (kilobit.runtimes.predictors.KBIT_FIELDS).
+# scores, prediction (the registry's kbit_fields, kilobit.models.<name>).
 import sys
 
 import micropython

@@ -291,3 +291,18 @@ def _bits(runs, rs):
         if v is rs:
             return bits
     raise KeyError
+
+
+# ---- `kilobit bench avr` (kilobit.cli finds every bench module by these three) ----
+HELP = 'the RKP firmware on simulated AVRs (paper Tables 3-5)'
+
+
+def add_args(b):
+    b.add_argument("-o", "--output", default="docs/benchmarks/avr-rkp.md")
+    b.add_argument("--quick", action="store_true", help="a smoke run: short streams")
+
+
+def main(a):
+    run(out=a.output, quick=a.quick)
+    print("wrote %s" % a.output)
+    return 0

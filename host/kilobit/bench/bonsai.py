@@ -200,3 +200,17 @@ def run(out="docs/benchmarks/bonsai.md", quick=False, progress=print, only=None)
     write_report(out, text)
     progress("wrote %s" % out)
     return res
+
+
+# ---- `kilobit bench bonsai` (kilobit.cli finds every bench module by these three) ----
+HELP = 'Bonsai: float/int16/int8 accuracy, bytes, training time, Uno cycles and RAM (issue 5)'
+
+
+def add_args(b):
+    b.add_argument("-o", "--output", default="docs/benchmarks/bonsai.md")
+    b.add_argument("--quick", action="store_true", help="a smoke run: few rows and epochs")
+
+
+def main(a):
+    run(out=a.output, quick=a.quick)
+    return 0

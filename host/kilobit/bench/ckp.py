@@ -453,3 +453,20 @@ def _report(command, reps, quick, table, inter, avr_res, missing, budgets, secon
     head = ["## Summary", ""] + ["- %s: **%s**" % (w, v) for w, v in verdicts] + [""]
     L[at:at] = head
     return "\n".join(L) + "\n"
+
+
+# ---- `kilobit bench ckp` (kilobit.cli finds every bench module by these three) ----
+HELP = "the CKP paper's Table 3, integer against float, the ATtiny2313 build"
+
+
+def add_args(b):
+    b.add_argument("-o", "--output", default="docs/benchmarks/ckp.md")
+    b.add_argument("--reps", type=int, default=10)
+    b.add_argument("--quick", action="store_true", help="a smoke run: 2 repetitions, 2 budgets")
+    b.add_argument("--no-avr", action="store_true", help="skip the simulated AVR part")
+
+
+def main(a):
+    run(out=a.output, reps=a.reps, quick=a.quick, avr=not a.no_avr)
+    print("wrote %s" % a.output)
+    return 0

@@ -89,8 +89,6 @@ def _accuracies(est, s):
 def uno(est, cte, n):
     """The int8 model on the simulated Uno: cycles, RAM and whether every reply equals the host
     integer model's fields; {"error": why} when it cannot be measured."""
-    if "protonn" not in getattr(predict_fw, "TYPES", {}):
-        return {"error": "kilobit.predict_fw has no ProtoNN (model type 4) firmware yet"}
     m8 = est.int_[8]
     inputs = [[int(c) for c in u] for u in cte[:n]]
     try:
@@ -311,3 +309,17 @@ def run(out="docs/benchmarks/protonn.md", quick=False, progress=print, only=None
     write_report(out, text)
     progress("wrote %s" % out)
     return res, sd
+
+
+# ---- `kilobit bench protonn` (kilobit.cli finds every bench module by these three) ----
+HELP = 'ProtoNN: float/int16/int8 accuracy, bytes, training time, seeds, Uno cycles and RAM (issue 6)'
+
+
+def add_args(b):
+    b.add_argument("-o", "--output", default="docs/benchmarks/protonn.md")
+    b.add_argument("--quick", action="store_true", help="a smoke run: few rows and iterations")
+
+
+def main(a):
+    run(out=a.output, quick=a.quick)
+    return 0

@@ -608,3 +608,19 @@ def _write(out, command, shuffles, quick, tables, grids, grid_a, sweep, werr, ch
 
 def data_dims(name):
     return {"banana": 2, "checkerboard": 2, "pendigits": 16}[name]
+
+
+# ---- `kilobit bench rkp` (kilobit.cli finds every bench module by these three) ----
+HELP = "the RKP paper's experiments (Tables 3-5, Figures 2-4)"
+
+
+def add_args(b):
+    b.add_argument("-o", "--output", default="docs/benchmarks/rkp.md")
+    b.add_argument("--shuffles", type=int, default=10)
+    b.add_argument("--quick", action="store_true", help="a smoke run: fewer shuffles and A values")
+
+
+def main(a):
+    run(out=a.output, shuffles=a.shuffles, quick=a.quick)
+    print("wrote %s" % a.output)
+    return 0

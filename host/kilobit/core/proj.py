@@ -208,13 +208,13 @@ def golden_inputs(dims, in_bits, n, seed):
 
 
 def golden_doc(name, model, params):
-    """The golden document (kilobit.golden) of `model`, a random integer predictor on the
+    """The golden document (kilobit.core.goldenfile) of `model`, a random integer predictor on the
     projection called `name`, made from params (steps and seed among them): its model file and
     its fields for golden_inputs(model.dims, model.in_bits, steps, seed)."""
-    from kilobit import golden
+    from kilobit.core import goldenfile
     inputs = golden_inputs(model.dims, model.in_bits, params["steps"], params["seed"])
     return {
-        "format": golden.FORMAT, "version": golden.VERSION, "model": name,
+        "format": goldenfile.FORMAT, "version": goldenfile.VERSION, "model": name,
         "params": params,
         "model_file": model.to_bytes().hex(),
         "fields": model.field_names(),

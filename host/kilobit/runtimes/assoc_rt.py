@@ -12,22 +12,23 @@ import subprocess
 import tempfile
 
 from kilobit.core.errors import KilobitError
+from kilobit.models import registry
 from kilobit.runtimes import REPO, RuntimeFailure
 
-TYPE = 5  # kilobit.kbfile.MODEL_TYPES["assoc"]
 MPREPLAY = os.path.join(REPO, "tools", "mpwasm", "replay_assoc.py")
 
 
 def handles(model):
-    return len(model) > 5 and model[5] == TYPE
+    spec = registry.peek(model)
+    return spec is not None and spec.kind == "classes"
 
 
 def replay(runtime, model, steps):
     name = runtime.name
     if name == "host":
-        from kilobit.models.assoc import model as assoc
+        from kilobit.models.assoc import golden
         try:
-            return assoc.replay(model, steps)
+            return golden.replay(model, steps)
         except KilobitError as e:
             raise RuntimeFailure(str(e)) from None
     if name == "kbit-cpython":

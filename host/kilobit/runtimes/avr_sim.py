@@ -1,6 +1,7 @@
-"""The RKP firmware (firmware_c/avr/rkp_stream.c) on a simulated ATtiny2313 or Arduino Uno.
+"""A model's firmware on a simulated ATtiny2313 or Arduino Uno (the learners' here; the
+predictors' through kilobit.runtimes.predictors, assoc's through kilobit.runtimes.assoc_rt).
 
-For each model the firmware is built with the model's header (kilobit.firmware), then every step
+For each model the firmware is built with the model's header (kilobit.runtimes.firmware), then every step
 is streamed to the chip over its UART through kb_sim (kilobit.avrsim), cycle-exact:
 
     info                              the chip's parameters must be the model file's
@@ -12,7 +13,7 @@ RuntimeFailure("does not fit attiny2313: ...").
 """
 from kilobit.runtimes import avrsim, firmware, protocol
 from kilobit.core.errors import KilobitError
-from kilobit.models.rkp.model import RKPInt  # noqa: F401 (part of this module's namespace for callers)
+from kilobit.models import registry
 from kilobit.runtimes.host import load as host_load
 from kilobit.runtimes import Runtime, RuntimeFailure
 
@@ -45,14 +46,7 @@ def check_info(reply, m, board):
     if reply.code != "I":
         raise RuntimeFailure("%s: expected an info reply, got %r" % (board, reply))
     info = reply.info()
-    if getattr(m, "model", "rkp") == "ckp":  # ckp_stream.c: budget is L, the width in the tables
-        want = dict(version=protocol.VERSION, model_type=2, kernel=1, bits=m.bits, dims=m.dims,
-                    budget=m.L, width=0, C=m.C, ntab=len(m.table), table=list(m.table))
-    else:
-        want = dict(version=protocol.VERSION, model_type=1,
-                    kernel=("laplace", "rbf").index(m.kernel), bits=m.bits, dims=m.dims,
-                    budget=m.budget, width=m.width, C=m.C, ntab=len(m.table),
-                    table=list(m.table))
+    want = dict(registry.of_class(type(m)).firmware.info(m), version=protocol.VERSION)
     for k, v in want.items():
         if info[k] != v:
             raise RuntimeFailure("%s: info says %s = %r, model file %r" % (board, k, info[k], v))

@@ -158,7 +158,7 @@ class AvrUartRuntime(Runtime):
         from kilobit.runtimes import firmware, protocol
         from kilobit.core.errors import KilobitError
         from kilobit.models.rkp.model import RKPInt
-        from kilobit.stream import SerialPort
+        from kilobit.runtimes.ports import SerialPort
         from kilobit.runtimes.virtual import SimBoard
         from kilobit.runtimes.avr_sim import check_info
         try:

@@ -34,8 +34,6 @@ BUILD = os.path.join(REPO, "build", "deploy")
 GOLDEN_DIR = os.path.join(REPO, "tests", "golden")
 #: the golden file each model type's verification replays by default (else its smallest file)
 DEFAULT_GOLDEN = {"rkp": "rkp-laplace-b4-t62-m2-a-6-s1.json"}
-#: learners with the common interface (load, learn, score, predict, count, memory, mistake)
-LEARNERS = {"rkp": "RKP", "ckp": "CKP"}
 
 
 class DeployError(KilobitError):
@@ -248,20 +246,23 @@ def verify_script(model_name, board_path, golden_path):
     """The text of verify.py for a deployed model of type `model_name` at `board_path`."""
     import zlib
 
-    from kilobit import golden as gmod
+    from kilobit.core import goldenfile as gmod
+    from kilobit.models import learner, registry
     base = dict(deployed=board_path, deployed_module=model_name, deployed_name=model_name)
     if golden_path is None:
         return LOAD_ONLY_TEMPLATE % base
     doc = gmod.load(golden_path)
     gname = doc.get("model", "rkp")
-    if gname not in LEARNERS or doc.get("fields", gmod.FIELDS) != gmod.FIELDS \
+    spec = registry.get(gname)
+    if spec.kind != learner.KIND or doc.get("fields", gmod.FIELDS) != gmod.FIELDS \
             or doc.get("final_memory") is None:
         raise KilobitError("cannot verify with %s: only learner golden files (%s) are "
-                           "replayed by verify.py" % (golden_path, ", ".join(LEARNERS)))
+                           "replayed by verify.py" % (golden_path, ", ".join(
+                               s.name for s in registry.REGISTRY if s.kind == learner.KIND)))
     dims = doc["params"]["dims"]
     steps = bytearray()
     for t in doc["steps"]:
-        op, y, codes = gmod.parse_step(t, dims)
+        op, y, codes = learner.parse_step(t, dims)
         steps.append(0 if op == "Q" else 1 + y)
         steps.extend(codes)
     expect = ";".join(" ".join(str(int(v)) for v in row) for row in doc["expect"])
@@ -269,7 +270,7 @@ def verify_script(model_name, board_path, golden_path):
     return VERIFY_TEMPLATE % dict(base, golden=os.path.basename(golden_path),
                                   model=doc["model_file"], dims=dims, steps=steps.hex(),
                                   expect=expect, final_crc=final, module=gname,
-                                  cls=LEARNERS[gname])
+                                  cls=spec.kbit.split(":")[1])
 
 
 def _write(path, text, mode="w"):

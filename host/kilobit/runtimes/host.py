@@ -1,20 +1,16 @@
 """The host integer reference as a runtime: what every other runtime is compared with."""
-from kilobit.core import kbfile
-from kilobit.models.ckp.model import CKPInt
-from kilobit.core.errors import ModelFileError
-from kilobit.models.rkp.model import RKPInt
+from kilobit.core.errors import KilobitError, ModelFileError
+from kilobit.models import learner, registry
 from kilobit.runtimes import Runtime, RuntimeFailure
-
-#: model name (kilobit.kbfile.MODEL_TYPES) -> integer reference with from_bytes/learn/score
-MODELS = {"rkp": RKPInt, "ckp": CKPInt}
 
 
 def load(model):
-    """(integer reference, scaler) of a model file, by the model type in its header."""
-    name, _ = kbfile.unpack(model)
-    if name not in MODELS:
-        raise ModelFileError("the host runtime does not replay %s models" % name)
-    return MODELS[name].from_bytes(model)
+    """(integer reference, scaler) of a learner's model file, by the type in its header."""
+    spec = registry.of_file(model)
+    if spec.kind != learner.KIND:
+        raise ModelFileError("the host runtime's learner replay does not take %s models"
+                             % spec.name)
+    return spec.load(model)
 
 
 class HostRuntime(Runtime):
@@ -29,15 +25,6 @@ class HostRuntime(Runtime):
             return assoc_rt.replay(self, model, steps)
         try:
             m, _ = load(model)
-        except ModelFileError as e:
+        except KilobitError as e:
             raise RuntimeFailure(str(e)) from None
-        out = []
-        for op, y, codes in steps:
-            if op == "L":
-                s, mistake = m.learn(codes, y)
-            else:
-                s, mistake = m.score(codes), False
-            out.append((s, int(s > 0), int(mistake), m.count, m.memory() if mistake else None))
-        if out:
-            out[-1] = out[-1][:4] + (m.memory(),)
-        return out
+        return learner.replay(m, steps)

@@ -19,11 +19,11 @@ class KbitCPythonRuntime(Runtime):
         from kilobit.runtimes import assoc_rt
         if assoc_rt.handles(model):  # an assoc learner (by the header's type)
             return assoc_rt.replay(self, model, steps)
-        from kbit.ckp import CKP
-        from kbit.kbfile import TYPE_CKP, ModelFileError
-        from kbit.rkp import RKP
+        from kbit.kbfile import ModelFileError
 
-        cls = CKP if len(model) > 5 and model[5] == TYPE_CKP else RKP  # the header's type
+        from kilobit.models import registry
+        spec = registry.peek(model) or registry.get("rkp")  # kbit refuses a foreign file
+        cls = spec.kbit_class()
         try:
             m = cls.load(bytes(model))
         except ModelFileError as e:

@@ -12,32 +12,26 @@ import subprocess
 import tempfile
 
 from kilobit.core.errors import KilobitError
+from kilobit.models import predictor, registry
 from kilobit.runtimes import REPO, RuntimeFailure
 
-#: model type byte of the .kb header -> model name (kilobit.kbfile.MODEL_TYPES)
-TYPES = {3: "bonsai", 4: "protonn"}
-#: model name -> the kbit model's attributes that make its golden fields (then the prediction)
-KBIT_FIELDS = {"bonsai": ("P", "leaf", "scores"), "protonn": ("P", "D", "k", "scores")}
 MPREPLAY = os.path.join(REPO, "tools", "mpwasm", "replay_predict.py")
 
 
+def _spec(model):
+    """The registry's spec of a predictor model file (by its header's type), or None."""
+    spec = registry.peek(model)
+    return spec if spec is not None and spec.kind == predictor.KIND else None
+
+
 def handles(model):
-    return len(model) > 5 and model[5] in TYPES
-
-
-def host_class(name):
-    """The integer reference class of a predictor model name."""
-    if name == "protonn":
-        from kilobit.models.protonn.model import ProtoNNInt
-        return ProtoNNInt
-    from kilobit.models.bonsai.model import BonsaiInt
-    return BonsaiInt
+    return _spec(model) is not None
 
 
 def _host_model(model):
     from kilobit.core.errors import ModelFileError
     try:
-        return host_class(TYPES[model[5]]).from_bytes(model)[0]
+        return _spec(model).load(model)[0]
     except ModelFileError as e:
         raise RuntimeFailure(str(e)) from None
 
@@ -73,12 +67,10 @@ def replay(runtime, model, steps):
 
 
 def _kbit(model, inputs):
-    from kbit.bonsai import Bonsai
     from kbit.kbfile import ModelFileError
-    from kbit.protonn import ProtoNN
-    name = TYPES[model[5]]
+    spec = _spec(model)
     try:
-        m = (ProtoNN if name == "protonn" else Bonsai).load(bytes(model))
+        m = spec.kbit_class().load(bytes(model))
     except ModelFileError as e:
         raise RuntimeFailure("ModelFileError: %s" % e) from None
     out = []
@@ -87,7 +79,7 @@ def _kbit(model, inputs):
             m.update(j, c)
         p = m.predict()
         row = []
-        for a in KBIT_FIELDS[name]:
+        for a in spec.kbit_fields:
             v = getattr(m, a)
             row += [v] if isinstance(v, int) else list(v)
         out.append(tuple(row + [p]))

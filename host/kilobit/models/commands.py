@@ -1,7 +1,11 @@
-"""What `kilobit train` and `kilobit eval` do alike for the host-trained predictors on the
-streamed projection (Bonsai: cli_bonsai, ProtoNN: cli_protonn): the train arguments they share,
-the --epochs list, the split, the fit, the model file and the report lines, and the evaluation
-of a model file.
+"""What the model types' command modules (kilobit.models.<name>.commands) share: the evaluation
+split of `kilobit eval`, the kernel perceptrons' evaluation, and for the host-trained predictors
+on the streamed projection (bonsai, protonn) the train arguments, the --epochs list, the split,
+the fit, the model file and the report lines.
+
+A model's commands module has add_train_args(parser), train(args) and evaluate(args,
+model_bytes); kilobit.cli builds `kilobit train NAME` and `kilobit eval` from them. They take
+argparse's namespace and print their report; they import nothing above the models layer.
 """
 import numpy as np
 
@@ -84,7 +88,6 @@ def save_and_report(a, est, split, classes, what, check_budget=False):
 def evaluate(a, m, scaler, name):
     """`kilobit eval`: the accuracy of the integer model m (its scaler, or None: fitted on the
     training split) on the test split of --data; `name` is the model's in the report line."""
-    from kilobit.cli import eval_codes
     from kilobit.core.quant import quantize
 
     split, codes = eval_codes(a, m, scaler, quantize, m.in_bits, binary=False)
@@ -96,4 +99,39 @@ def evaluate(a, m, scaler, name):
     acc = float((pred == split.y_test).mean())
     print("%s (%s int%d, %d B on the device) on %s test split (%d rows): accuracy %.4f"
           % (a.model, name, m.wbits, m.device_bytes(), split.name, len(pred), acc))
+    return 0
+
+
+def add_data_args(t):
+    """--data and --test, the first arguments of every `kilobit train MODEL`."""
+    t.add_argument("--data", required=True,
+                   help="banana, checkerboard, pendigits, digits, ... or a CSV")
+    t.add_argument("--test", help="CSV test split (with a CSV --data)")
+
+
+def eval_codes(a, m, scaler, quantize, bits, binary=True):
+    """(split, codes) for `kilobit eval`: --data's split, refused unless it has the model's
+    m.dims features, and its test rows as `bits`-bit codes through the model file's scaler (or
+    one fitted on the training split when the file has none) and the model's `quantize`."""
+    from kilobit import data
+    from kilobit.core.quant import MinMaxScaler
+
+    split = data.load(a.data, seed=a.seed, test=a.test, binary=binary)
+    if split.X_test.shape[1] != m.dims:
+        raise KilobitError("model expects %d features, %s has %d"
+                           % (m.dims, split.name, split.X_test.shape[1]))
+    sc = MinMaxScaler()
+    if scaler is not None:
+        sc.lo_, sc.hi_ = scaler
+    else:
+        sc.fit(split.X_train)
+    return split, quantize(sc.transform(split.X_test), bits)
+
+
+def eval_perceptron(a, m, scaler, quantize):
+    """`kilobit eval` of a kernel perceptron (RKP, CKP): class 1 where the score is > 0."""
+    split, codes = eval_codes(a, m, scaler, quantize, m.bits)
+    pred = [int(m.score(u) > 0) for u in codes]
+    acc = sum(int(p == t) for p, t in zip(pred, split.y_test)) / len(pred)
+    print("%s on %s test split (%d rows): accuracy %.4f" % (a.model, split.name, len(pred), acc))
     return 0

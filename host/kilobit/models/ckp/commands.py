@@ -1,16 +1,14 @@
-"""The command line of the Compressed Kernel Perceptron (hooked into kilobit.cli):
+"""The ckp model's commands (kilobit.models.commands):
 
     kilobit train ckp --data banana --L 560 --A 0.1 --bits 6 -o m.kb
     kilobit eval m.kb --data banana
-    kilobit golden make ckp --bits 6 --dims 2 --L 560 --width 100 --steps 300 --seed 1 -o g.json
-    kilobit bench ckp                       # docs/benchmarks/ckp.md
 """
 from kilobit.core.errors import KilobitError
 
 
-def add_train_parser(tsub):
-    t = tsub.add_parser("ckp", help="Compressed Kernel Perceptron: a budget of L bits (one "
-                                    "online pass, integer rules)")
+def add_train_args(t):
+    from kilobit.models.commands import add_data_args
+    add_data_args(t)
     t.add_argument("--L", type=int, default=560, help="budget in bits, labels included "
                                                       "(default 560: 70 bytes)")
     t.add_argument("--A", type=float, default=0.1, help="RBF kernel width on [0,1]-scaled "
@@ -18,21 +16,10 @@ def add_train_parser(tsub):
     t.add_argument("--bits", type=int, default=6, help="input precision P (1-8)")
     t.add_argument("--C", type=int, default=255, help="weight scale C (1-255)")
     t.add_argument("--seed", type=int, default=0)
-    t.add_argument("--data", required=True, help="a built-in data set or a CSV")
-    t.add_argument("--test", help="CSV test split (with a CSV --data)")
     t.add_argument("-o", "--output", required=True)
 
 
-def add_bench_parser(bsub):
-    b = bsub.add_parser("ckp", help="the CKP paper's Table 3, integer against float, the "
-                                    "ATtiny2313 build")
-    b.add_argument("-o", "--output", default="docs/benchmarks/ckp.md")
-    b.add_argument("--reps", type=int, default=10)
-    b.add_argument("--quick", action="store_true", help="a smoke run: 2 repetitions, 2 budgets")
-    b.add_argument("--no-avr", action="store_true", help="skip the simulated AVR part")
-
-
-def cmd_train(a):
+def train(a):
     from kilobit import data
     from kilobit.core import kbfile
     from kilobit.models.ckp.model import CompressedKernelPerceptron, mem_bytes
@@ -57,17 +44,9 @@ def cmd_train(a):
     return 0
 
 
-def cmd_eval(a, blob):
+def evaluate(a, blob):
     from kilobit.models.ckp.model import CKPInt, quantize
-    from kilobit.cli import eval_perceptron
+    from kilobit.models.commands import eval_perceptron
 
     m, scaler = CKPInt.from_bytes(blob)
     return eval_perceptron(a, m, scaler, quantize)
-
-
-def cmd_bench(a):
-    from kilobit.bench import ckp
-
-    ckp.run(out=a.output, reps=a.reps, quick=a.quick, avr=not a.no_avr)
-    print("wrote %s" % a.output)
-    return 0

@@ -2,7 +2,7 @@
 
     kilobit train protonn --data digits [--proj 10 --prototypes 20 --budget-bytes 2048 --bits 8
                           --in-bits 8 --epochs 30,5 --batch N --seed 0] -o m.kb
-    kilobit eval m.kb --data digits            (cli.py dispatches here on the model type)
+    kilobit eval m.kb --data digits
     kilobit bench protonn [--quick] [-o docs/benchmarks/protonn.md]
 
 `--budget-bytes` bounds the bytes the device stores (the model file's payload without its
@@ -11,15 +11,13 @@ indices, docs/contract.md section 10.2); the trainer's hard thresholding keeps t
 matrices inside it. The split is drawn with --seed, as for `kilobit train bonsai`; evaluate
 with the same --seed.
 """
-from kilobit.cli import predictor as cli_predictor
+from kilobit.models import commands as cli_predictor
 from kilobit.core.errors import KilobitError
 
 
-def add_train_parser(tsub):
+def add_train_args(t):
     from kilobit.models.protonn.train import TABLE_DEFAULT
     from kilobit.models.protonn.model import PROJ_MAX, PROTOS_MAX, TABLE_MAX
-    t = tsub.add_parser("protonn", help="ProtoNN (a sparse projection and a few prototypes, "
-                                        "trained on the host, int8/int16 on the device)")
     t.add_argument("--data", required=True,
                    help="digits, mnist-2, mnist16-2, pendigits-10, letter-26, mnist-10, ... or "
                         "a CSV")
@@ -38,17 +36,9 @@ def add_train_parser(tsub):
     t.add_argument("--table", type=int, default=TABLE_DEFAULT,
                    help="kernel table entries the budget reserves (1-%d)" % TABLE_MAX)
     cli_predictor.add_run_args(t)
-    return t
 
 
-def add_bench_parser(bsub):
-    b = bsub.add_parser("protonn", help="ProtoNN: float/int16/int8 accuracy, bytes, training "
-                                        "time, seeds, Uno cycles and RAM (issue 6)")
-    b.add_argument("-o", "--output", default="docs/benchmarks/protonn.md")
-    b.add_argument("--quick", action="store_true", help="a smoke run: few rows and iterations")
-
-
-def cmd_train(a):
+def train(a):
     from kilobit.models.protonn.train import ProtoNN, stderr_log
 
     epochs = cli_predictor.epochs(a.epochs, 2, "two non-negative counts T,e like 30,5")
@@ -66,7 +56,7 @@ def cmd_train(a):
     return 0
 
 
-def cmd_eval(a, blob):
+def evaluate(a, blob):
     """`kilobit eval` of a ProtoNN model file (bytes already read)."""
     from kilobit.models.protonn.model import ProtoNNInt
 
@@ -75,10 +65,3 @@ def cmd_eval(a, blob):
         raise KilobitError("%s is a multilabel model; `kilobit eval` scores single-label data "
                            "sets" % a.model)
     return cli_predictor.evaluate(a, m, scaler, "protonn")
-
-
-def cmd_bench(a):
-    from kilobit.bench import protonn
-
-    protonn.run(out=a.output, quick=a.quick)
-    return 0

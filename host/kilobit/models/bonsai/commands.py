@@ -2,7 +2,7 @@
 
     kilobit train bonsai --data digits [--depth 3 --proj 10 --budget-bytes 2048 --bits 8
                          --in-bits 8 --epochs 30,60,30 --seed 0] -o m.kb
-    kilobit eval m.kb --data digits            (cli.py dispatches here on the model type)
+    kilobit eval m.kb --data digits
 
 `--budget-bytes` bounds the bytes the device stores (the model file's payload without its
 host-only scaler trailer: header, projection and tree with their indices, shifts and biases,
@@ -10,14 +10,12 @@ docs/contract.md section 8.3); the trainer's hard thresholding keeps the matrice
 A CSV data set may have any number of classes (labels 0..K-1 in sorted order). The split is
 drawn with --seed, as for `kilobit train rkp`; evaluate with the same --seed.
 """
-from kilobit.cli import predictor as cli_predictor
+from kilobit.models import commands as cli_predictor
 from kilobit.core.errors import KilobitError
 
 
-def add_train_parser(tsub):
+def add_train_args(t):
     from kilobit.models.bonsai.model import DEPTH_MAX, PROJ_MAX
-    t = tsub.add_parser("bonsai", help="Bonsai (one shallow sparse tree in a learnt projection, "
-                                       "trained on the host, int8/int16 on the device)")
     t.add_argument("--data", required=True,
                    help="digits, mnist-2, mnist16-2, pendigits-10, letter-26, ... or a CSV")
     t.add_argument("--test", help="CSV test split (with a CSV --data)")
@@ -28,10 +26,9 @@ def add_train_parser(tsub):
     t.add_argument("--epochs", default="30,60,30",
                    help="epochs of the unconstrained start, hard thresholding, retraining")
     cli_predictor.add_run_args(t)
-    return t
 
 
-def cmd_train(a):
+def train(a):
     from kilobit.models.bonsai.model import Bonsai, check_params, overhead_bytes, stderr_log
 
     epochs = cli_predictor.epochs(a.epochs, 3, "three non-negative counts like 30,60,30",
@@ -61,7 +58,7 @@ def cmd_train(a):
     return 0
 
 
-def cmd_eval(a, blob):
+def evaluate(a, blob):
     """`kilobit eval` of a Bonsai model file (bytes already read)."""
     from kilobit.models.bonsai.model import BonsaiInt
 

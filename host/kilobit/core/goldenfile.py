@@ -1,0 +1,106 @@
+"""The golden-file format (docs/contract.md): one JSON document per case, the same for every model.
+
+    format, version  "kilobit-golden", 1
+    model            the model type's name (kilobit.models.registry)
+    params           what it was made with (for people; the model file is authoritative)
+    model_file       hex of the .kb model file every runtime loads
+    steps            one text line per step, in the model kind's step format
+    fields           the integer fields of a step (default FIELDS, a binary learner's)
+    expect           per step the fields, then the CRC-32 of the memory when it has one
+    final_memory     hex of the memory after the last step, or absent (a predictor)
+
+Made by the models (kilobit.models.*.golden), read by every runtime (kilobit.golden.check).
+"""
+import json
+import os
+import zlib
+
+from kilobit.core.errors import KilobitError
+
+FORMAT = "kilobit-golden"
+VERSION = 1
+
+
+def dump(doc, path):
+    """Write atomically, one step per line so diffs stay readable."""
+    lines = ["{"]
+    keys = list(doc)
+    for i, k in enumerate(keys):
+        v = doc[k]
+        comma = "," if i < len(keys) - 1 else ""
+        if k in ("steps", "expect"):
+            body = ",\n    ".join(json.dumps(x) for x in v)
+            lines.append('  "%s": [\n    %s\n  ]%s' % (k, body, comma))
+        else:
+            lines.append("  %s: %s%s" % (json.dumps(k), json.dumps(v), comma))
+    lines.append("}")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(tmp, path)
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise KilobitError("cannot read golden file %s: %s" % (path, e)) from None
+    if doc.get("format") != FORMAT or doc.get("version") != VERSION:
+        raise KilobitError("%s is not a kilobit golden file (version %d)" % (path, VERSION))
+    return doc
+
+
+class Mismatch:
+    def __init__(self, runtime, step, field, expected, got):
+        self.runtime, self.step, self.field = runtime, step, field
+        self.expected, self.got = expected, got
+
+    def __str__(self):
+        return "%s: step %d, field %s: expected %s, got %s" % (
+            self.runtime, self.step, self.field, self.expected, self.got)
+
+
+# The integer fields of a step, in order, for a learner's golden file. A model whose steps give
+# other fields (a predictor's class scores, say) names them in its document's "fields"; the
+# CRC-32 of the memory follows them in "expect" when the model has a memory ("final_memory").
+FIELDS = ("score", "prediction", "mistake", "count")
+
+
+def compare(doc, runtime_name, results):
+    """The first difference between a runtime's replay and the golden file, or None.
+
+    A result is the step's fields (ints), then the memory (bytes) or None where unreported."""
+    expect = doc["expect"]
+    fields = doc.get("fields", FIELDS)
+    nf = len(fields)
+    has_memory = doc.get("final_memory") is not None
+    if len(results) != len(expect):
+        return Mismatch(runtime_name, len(results), "steps", len(expect), len(results))
+    mem = None
+    for i, (got, exp) in enumerate(zip(results, expect)):
+        # None: a field this runtime does not report (the Uno's ProtoNN leaves out D and k);
+        # the prediction and at least one other field must always be there
+        if len(got) < nf or got[nf - 1] is None or all(g is None for g in got[:nf - 1]):
+            return Mismatch(runtime_name, i, "fields", "%d reported" % nf, "too few")
+        for f, g, e in zip(fields, got[:nf], exp[:nf]):
+            if g is not None and int(g) != e:
+                return Mismatch(runtime_name, i, f, e, g)
+        if has_memory and got[nf] is not None:
+            mem = got[nf]
+            crc = zlib.crc32(mem) & 0xFFFFFFFF
+            if crc != exp[nf]:
+                return Mismatch(runtime_name, i, "memory", "crc32 %08x" % exp[nf],
+                                "crc32 %08x" % crc)
+    if not has_memory:
+        return None
+    final = bytes.fromhex(doc["final_memory"])
+    if mem is None:
+        return Mismatch(runtime_name, len(expect) - 1, "memory", "reported", "never reported")
+    if mem != final:
+        where = next((j for j in range(min(len(mem), len(final))) if mem[j] != final[j]),
+                     min(len(mem), len(final)))
+        return Mismatch(runtime_name, len(expect) - 1, "final memory byte %d" % where,
+                        final[where:where + 1].hex() or "end",
+                        mem[where:where + 1].hex() or "end")
+    return None

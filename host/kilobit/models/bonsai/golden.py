@@ -1,0 +1,78 @@
+"""The bonsai model's golden cases: random integer models inside the contract that reach the hard
+cases (P saturating, tanh clamping, branch ties), fed golden_inputs (kilobit.core.proj)."""
+import numpy as np
+
+from kilobit.core import smat
+from kilobit.core.fixedpoint import ACT_MAX, SMALL, qmax
+from kilobit.core.proj import SHIFT_MAX, golden_doc, random_projection
+from kilobit.models.bonsai.model import BonsaiInt, n_internal, n_nodes
+
+def random_model(dims, proj, depth, classes, wbits, in_bits, zenc, tenc, seed, zero_bias=False):
+    """A random BonsaiInt inside the contract, scaled so that P saturates on large inputs, tanh
+    clamps, and (sparse tree) some internal node has theta = 0: a branch tie on every input."""
+    g = np.random.default_rng(seed)
+    q = qmax(wbits)
+    L = 1 if classes <= 2 else classes
+    N, ni = n_nodes(depth), n_internal(depth)
+    pj = random_projection(g, dims, proj, wbits, in_bits, zenc, zero_bias)
+    wq = min(q, (SMALL // ACT_MAX) // proj)
+    tdens = 0.5 if tenc == smat.SPARSE else 1.0
+
+    def mat(*shape):
+        return g.integers(-wq, wq + 1, shape) * (g.random(shape) < tdens)
+
+    theta, W, V = mat(ni, proj), mat(N, L, proj), mat(N, L, proj)
+    if tenc == smat.SPARSE and ni:
+        theta[ni - 1] = 0
+    eT = int(g.choice([1, 7, 14]))
+    # |W.P| reaches about wq * 2^15 * sqrt(d): shifted to about 2^13, with spread
+    lw = int(np.floor(np.log2(wq * 32768 * np.sqrt(proj)))) - 13
+    wshift = np.clip(lw + g.integers(-2, 2, N), 0, SHIFT_MAX)
+    vshift = np.clip(lw + 13 - eT + g.integers(-3, 1, N), 0, SHIFT_MAX)
+    return BonsaiInt(pj, theta, W, V, wshift, vshift, eT, depth, classes, tree_enc=tenc)
+
+
+def make_golden(dims, proj, depth, classes, wbits, in_bits, zenc, tenc, steps, seed,
+                zero_bias=0):
+    """The golden document of a random Bonsai model ."""
+    m = random_model(dims, proj, depth, classes, wbits, in_bits, zenc, tenc, seed,
+                     bool(zero_bias))
+    params = dict(dims=dims, proj=proj, depth=depth, classes=classes, wbits=wbits,
+                  in_bits=in_bits, zenc=zenc, tenc=tenc, steps=steps, seed=seed)
+    if zero_bias:
+        params["zero_bias"] = 1
+    return golden_doc("bonsai", m, params)
+
+
+GOLDEN_SET = [
+    dict(model="bonsai", dims=64, proj=10, depth=3, classes=2, wbits=8, in_bits=8, zenc=0,
+         tenc=0, steps=40, seed=101),
+    dict(model="bonsai", dims=300, proj=6, depth=2, classes=2, wbits=8, in_bits=8, zenc=1,
+         tenc=1, steps=24, seed=102),
+    dict(model="bonsai", dims=16, proj=8, depth=2, classes=10, wbits=16, in_bits=4, zenc=1,
+         tenc=0, steps=50, seed=103),
+    dict(model="bonsai", dims=5, proj=1, depth=0, classes=2, wbits=16, in_bits=1, zenc=0,
+         tenc=0, steps=30, seed=104, zero_bias=1),
+    dict(model="bonsai", dims=20, proj=16, depth=4, classes=26, wbits=8, in_bits=8, zenc=1,
+         tenc=1, steps=30, seed=105, zero_bias=1),
+]
+
+
+make = make_golden
+KIND = "predictor"
+
+
+def doc_steps(doc):
+    """The steps of a predictor's golden document: ("P", None, codes)."""
+    from kilobit.core.errors import KilobitError
+    out = []
+    for t in doc["steps"]:
+        parts = t.split()
+        try:
+            if parts[0] != "P":
+                raise ValueError
+            codes = [int(c) for c in parts[1:]]
+        except (ValueError, IndexError):
+            raise KilobitError("bad golden step %r" % t) from None
+        out.append(("P", None, codes))
+    return out

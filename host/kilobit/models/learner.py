@@ -1,0 +1,151 @@
+"""What the binary online learners (rkp, ckp) share: their golden steps and the replay of the
+integer reference that defines each step's fields (docs/contract.md, golden files).
+
+A step is ("L", y, codes) (predict, then learn label y in {0, 1}) or ("Q", None, codes) (score
+only); its fields are score, prediction, mistake, count, then the memory after it.
+
+The random steps mix in the hard cases on purpose: repeated inputs with the opposite label
+(ties for the nearest support vector, scores of exactly 0), all-zero and all-maximum codes,
+score-only queries, and enough mistakes to fill the budget so random removal runs.
+"""
+import zlib
+
+import numpy as np
+
+from kilobit.core import goldenfile
+from kilobit.core.errors import KilobitError
+
+KIND = "learner"
+
+
+def make_steps(bits, dims, n, seed):
+    """Random steps with the hard cases mixed in (see the module docstring)."""
+    gen = np.random.default_rng(seed)
+    top = (1 << bits) - 1
+    steps, seen = [], []
+    for i in range(n):
+        r = gen.random()
+        if seen and r < 0.12:  # same point, opposite label: nearest-SV ties, zero scores
+            op, y, codes = seen[int(gen.integers(len(seen)))]
+            y = 1 - y
+        elif r < 0.17:
+            codes, y = [top] * dims, int(gen.integers(2))
+        elif r < 0.21:
+            codes, y = [0] * dims, int(gen.integers(2))
+        else:
+            codes, y = [int(c) for c in gen.integers(0, top + 1, dims)], int(gen.integers(2))
+        op = "Q" if gen.random() < 0.1 else "L"
+        steps.append((op, y if op == "L" else None, list(codes)))
+        if op == "L":
+            seen.append(("L", y, list(codes)))
+    return steps
+
+
+def data_steps(codes, labels, queries=()):
+    """Steps from real data: learn each (codes, label) in order, then query each of `queries`."""
+    steps = [("L", int(y), [int(c) for c in u]) for u, y in zip(codes, labels)]
+    return steps + [("Q", None, [int(c) for c in u]) for u in queries]
+
+
+def step_text(step):
+    op, y, codes = step
+    head = ["L", str(y)] if op == "L" else ["Q"]
+    return " ".join(head + [str(c) for c in codes])
+
+
+def parse_step(text, dims):
+    parts = text.split()
+    try:
+        if parts[0] == "L":
+            op, y, codes = "L", int(parts[1]), [int(c) for c in parts[2:]]
+            if y not in (0, 1):
+                raise ValueError
+        elif parts[0] == "Q":
+            op, y, codes = "Q", None, [int(c) for c in parts[1:]]
+        else:
+            raise ValueError
+    except (ValueError, IndexError):
+        raise KilobitError("bad golden step %r" % text) from None
+    if len(codes) != dims:
+        raise KilobitError("golden step has %d codes, model has %d dims" % (len(codes), dims))
+    return op, y, codes
+
+
+def doc_steps(doc):
+    """The steps of a learner's golden document."""
+    return [parse_step(t, doc["params"]["dims"]) for t in doc["steps"]]
+
+
+def replay(m, steps):
+    """Run the integer reference m (RKPInt, CKPInt) through the steps: the Runtime tuples
+    (score, prediction, mistake, count, memory after a mistake and after the last step)."""
+    out = []
+    for op, y, codes in steps:
+        if op == "L":
+            s, mistake = m.learn(codes, y)
+        else:
+            s, mistake = m.score(codes), False
+        out.append((s, int(s > 0), int(mistake), m.count, m.memory() if mistake else None))
+    if out:
+        out[-1] = out[-1][:4] + (m.memory(),)
+    return out
+
+
+def make_doc(name, int_class, model_file, seq, params):
+    """The golden document of the learner in `model_file` replayed through `seq` by its integer
+    reference (a fresh copy loaded from the file, as every runtime loads it)."""
+    m, _ = int_class.from_bytes(model_file)
+    mem = m.memory()
+    expect = []
+    for s, pred, mistake, count, after in replay(m, seq):
+        if after is not None:
+            mem = after
+        expect.append([int(s), pred, mistake, count, zlib.crc32(mem) & 0xFFFFFFFF])
+    return {
+        "format": goldenfile.FORMAT, "version": goldenfile.VERSION, "model": name,
+        "params": params,
+        "model_file": model_file.hex(),
+        "steps": [step_text(s) for s in seq],
+        "expect": expect,
+        "final_memory": mem.hex(),
+    }
+
+
+def split_codes(m, scaler, data_name, test=None, seed=0, quantize=None, binary=True):
+    """(split, train codes, test codes) of a data set for model m: its rows scaled by the model
+    file's scaler (or one fitted on the training split when the file has none) and quantized to
+    the model's input codes; refused unless it has the model's m.dims features."""
+    from kilobit import data
+    from kilobit.core.quant import MinMaxScaler
+    from kilobit.core.quant import quantize as default_quantize
+
+    q = quantize or default_quantize
+    split = data.load(data_name, seed=seed, test=test, binary=binary)
+    data.check_dims(split.X_train, m.dims, what=split.name, source="the model")
+    sc = MinMaxScaler()
+    if scaler is not None:
+        sc.lo_, sc.hi_ = scaler
+    else:
+        sc.fit(split.X_train)
+    bits = getattr(m, "in_bits", None) or m.bits
+    return split, q(sc.transform(split.X_train), bits), q(sc.transform(split.X_test), bits)
+
+
+#: steps of a golden file from a trained model when --steps is not given
+DATA_STEPS = 400
+
+
+def from_model(name, int_class, quantize, model_bytes, data_name, test=None, steps=None, seed=0):
+    """The golden document of a trained learner on real data: it learns the first 4/5 of the
+    steps from the training split (predict, then learn) and answers the rest as queries from the
+    test split, from the state in the model file."""
+    m, scaler = int_class.from_bytes(model_bytes)
+    split, ctr, cte = split_codes(m, scaler, data_name, test, seed, quantize)
+    n = DATA_STEPS if steps is None else steps
+    if n < 1:
+        raise ValueError("--steps must be at least 1")
+    nq = min(n // 5, len(cte))
+    nl = min(n - nq, len(ctr))
+    seq = data_steps(ctr[:nl], split.y_train[:nl], cte[:nq])
+    params = dict(data=split.name, seed=seed, steps=len(seq), learn=nl, query=nq)
+    return make_doc(name, int_class, bytes(model_bytes), seq, params)

@@ -1,0 +1,116 @@
+"""The protonn model's golden cases: random integer models inside the contract (every encoding,
+saturation, the kernel table overrun, multilabel), fed golden_inputs (kilobit.core.proj)."""
+import numpy as np
+
+from kilobit.core import smat
+from kilobit.core.fixedpoint import ACT_MAX, SMALL, qmax, sat
+from kilobit.core.proj import SHIFT_MAX, Projection, golden_doc, random_projection
+from kilobit.models.protonn.model import BSHIFT_MAX, TABLE_MAX, ProtoNNInt, n_scores
+
+def random_model(dims, d, m, classes, wbits, in_bits, multilabel=0, zenc=smat.DENSE,
+                 penc=smat.DENSE, lenc=smat.DENSE, seed=0, nt=64):
+    """A random ProtoNNInt inside the contract that reaches the hard cases of 10.3: P saturating
+    on large inputs (kilobit.proj.random_projection with two columns scaled up), prototypes at
+    +-32767 after the shift (e saturates against an opposite P), dshift small enough that D
+    saturates at SMALL on far inputs, kshift putting the median distance of random inputs at the
+    middle of the table (far ones index past it: k = 0, and all-zero k ties every score), two
+    label columns alike (tied scores for the first-argmax rule). SPARSE prototypes and labels
+    get runs of zero rows long enough for gap-0 escapes."""
+    g = np.random.default_rng(seed)
+    pj = random_projection(g, dims, d, wbits, in_bits, zenc)
+    shift = pj.shift.copy()
+    shift[0] = max(0, shift[0] - 3)
+    shift[-1] = max(0, shift[-1] - 2)
+    pj = Projection(pj.Zq, shift, pj.bias, in_bits, wbits, enc=zenc)
+    q = qmax(wbits)
+    L = n_scores(classes, multilabel)
+    bshift = 0 if wbits == 16 else int(g.integers(6, BSHIFT_MAX + 1))
+    bq = min(q, ACT_MAX >> bshift)
+    dens = 0.4 if penc == smat.SPARSE else 1.0
+    protos = g.integers(-bq, bq + 1, (m, d)) * (g.random((m, d)) < dens)
+    if penc == smat.SPARSE and m * d > 600:
+        protos[m // 3: m // 3 + max(1, 600 // d)] = 0
+    protos[0, 0] = bq
+    protos[-1, -1] = -bq
+    nt = int(min(max(nt, 1), TABLE_MAX))
+    table = np.clip(np.round(ACT_MAX * np.exp(-3.0 * np.arange(nt) / nt)
+                             + g.integers(-200, 201, nt)), 0, ACT_MAX).astype(np.int64)
+    table[0] = ACT_MAX
+    if nt > 2:
+        table[-1] = 0
+    zq = min(q, (SMALL // ACT_MAX) // m)
+    ldens = 0.3 if lenc == smat.SPARSE else 1.0
+    zmat = g.integers(-zq, zq + 1, (m, L)) * (g.random((m, L)) < ldens)
+    if lenc == smat.SPARSE and m * L > 600:
+        zmat[m // 2: m // 2 + max(1, 600 // L)] = 0
+    if L >= 3:
+        zmat[:, 2] = zmat[:, 1]
+    zmat[0, 0] = zq
+    if zmat.size > 1:
+        zmat[-1, -1] = -zq
+    # the scales from random inputs: the median squared distance maps to SMALL / 2 or SMALL
+    # (the far inputs saturate), and the median D to a quarter of the table (farther ones
+    # index past it)
+    P = pj.project(g.integers(0, 1 << in_bits, (64, dims)))
+    e = sat(P[:, None, :] - (protos << bshift)[None, :, :])
+    med = float(np.median((e * e).sum(axis=2)))
+    dshift = int(np.clip(np.ceil(np.log2(max(med, 1.0) / (SMALL / 2))) + g.integers(-1, 1),
+                         0, SHIFT_MAX))
+    kshift = int(np.clip(np.floor(np.log2(max(med / 2.0 ** dshift, 1.0) / max(nt / 4, 1)))
+                         + g.integers(-1, 1), 0, SHIFT_MAX))
+    return ProtoNNInt(pj, protos, bshift, dshift, kshift, table, zmat, classes,
+                      bool(multilabel), proto_enc=penc, z_enc=lenc)
+
+
+def make_golden(dims, d, m, classes, wbits, in_bits, steps, seed, multilabel=0, zenc=0, penc=0,
+                lenc=0, nt=64):
+    """The golden document of a random ProtoNN model (kilobit.golden.MAKERS["protonn"])."""
+    model = random_model(dims, d, m, classes, wbits, in_bits, multilabel, zenc, penc, lenc,
+                         seed, nt)
+    params = dict(dims=dims, d=d, m=m, classes=classes, wbits=wbits, in_bits=in_bits,
+                  steps=steps, seed=seed, zenc=zenc, penc=penc, lenc=lenc, nt=nt)
+    if multilabel:
+        params["multilabel"] = 1
+    return golden_doc("protonn", model, params)
+
+
+GOLDEN_SET = [
+    # the Uno's shape: binary, int8, everything dense
+    dict(model="protonn", dims=64, d=10, m=20, classes=2, wbits=8, in_bits=8, steps=40,
+         seed=201),
+    # multi-class, int16, sparse prototypes
+    dict(model="protonn", dims=16, d=8, m=30, classes=10, wbits=16, in_bits=4, steps=50,
+         seed=202, penc=1, nt=40),
+    # multilabel, a sparse projection with escapes, sparse labels
+    dict(model="protonn", dims=300, d=6, m=12, classes=5, wbits=8, in_bits=8, steps=30,
+         seed=203, multilabel=1, zenc=1, lenc=1, nt=100),
+    # the smallest: d = 1, m = 1, one-bit codes, a one-entry table
+    dict(model="protonn", dims=5, d=1, m=1, classes=2, wbits=16, in_bits=1, steps=30,
+         seed=204, nt=1),
+    # the largest: d = 64, m = 255, 26 classes, sparse everything with gap-0 escapes
+    dict(model="protonn", dims=20, d=64, m=255, classes=26, wbits=8, in_bits=8, steps=24,
+         seed=205, zenc=1, penc=1, lenc=1, nt=255),
+    # multilabel over 3 classes, int16, sparse labels
+    dict(model="protonn", dims=40, d=16, m=40, classes=3, wbits=16, in_bits=6, steps=40,
+         seed=206, multilabel=1, lenc=1, nt=16),
+]
+
+
+make = make_golden
+KIND = "predictor"
+
+
+def doc_steps(doc):
+    """The steps of a predictor's golden document: ("P", None, codes)."""
+    from kilobit.core.errors import KilobitError
+    out = []
+    for t in doc["steps"]:
+        parts = t.split()
+        try:
+            if parts[0] != "P":
+                raise ValueError
+            codes = [int(c) for c in parts[1:]]
+        except (ValueError, IndexError):
+            raise KilobitError("bad golden step %r" % t) from None
+        out.append(("P", None, codes))
+    return out

@@ -1,0 +1,58 @@
+"""The rkp model's commands (kilobit.models.commands):
+
+    kilobit train rkp --data banana --bits 4 --budget 62 --width -6 --seed 0 -o m.kb
+    kilobit eval m.kb --data banana
+"""
+from kilobit.core.errors import KilobitError
+
+
+def add_params(p, budget=62):
+    """The model's parameters: kernel, bits, budget, width, C, seed (also `kilobit stream`'s
+    for a fresh model)."""
+    p.add_argument("--kernel", choices=("laplace", "rbf"), default="laplace")
+    p.add_argument("--bits", type=int, default=4, help="input bits B (1-8)")
+    p.add_argument("--budget", type=int, default=budget, help="support vectors T")
+    p.add_argument("--width", type=int, default=-6, help="kernel width exponent A (2^A)")
+    p.add_argument("--C", type=int, default=255, help="weight scale C (1-255)")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def add_train_args(t):
+    from kilobit.models.commands import add_data_args
+    add_params(t)
+    add_data_args(t)
+    t.add_argument("-o", "--output", required=True)
+
+
+def train(a):
+    from kilobit import data
+    from kilobit.core import kbfile
+    from kilobit.models.rkp.model import RandomKernelPerceptron, mem_bytes
+
+    split = data.load(a.data, seed=a.seed, test=a.test)
+    scaler, Xtr, Xte = data.scale(split)
+    est = RandomKernelPerceptron(a.kernel, a.bits, a.budget, a.width, a.C, a.seed)
+    try:
+        est.fit(Xtr, split.y_train)
+    except ValueError as e:
+        raise KilobitError(str(e)) from None
+    blob = est.model_.to_bytes(scaler=(scaler.lo_, scaler.hi_))
+    kbfile.write(a.output, blob)
+    acc = est.score(Xte, split.y_test)
+    m = est.model_
+    print("rkp %s B=%d T=%d A=%d C=%d on %s: %d train / %d test rows, M=%d"
+          % (a.kernel, a.bits, a.budget, a.width, a.C, split.name, len(Xtr), len(Xte),
+             Xtr.shape[1]))
+    print("support vectors %d/%d, memory %d B, model file %d B -> %s"
+          % (m.count, m.budget, mem_bytes(m.budget, m.dims, m.bits), len(blob), a.output))
+    print("test accuracy (integer model) %.4f" % acc)
+    return 0
+
+
+def evaluate(a, blob):
+    from kilobit.core.quant import quantize
+    from kilobit.models.commands import eval_perceptron
+    from kilobit.models.rkp.model import RKPInt
+
+    m, scaler = RKPInt.from_bytes(blob)
+    return eval_perceptron(a, m, scaler, quantize)
