@@ -14,8 +14,9 @@ from kilobit.models.assoc import golden as AG, model as A
 from kilobit.runtimes import avrsim, protocol
 from kilobit.core import kbfile
 from kilobit.core.errors import ModelFileError
-from kilobit.runtimes import RuntimeFailure, get
-from kilobit.runtimes.assoc_rt import memory
+from kilobit.runtimes import RuntimeFailure
+from kilobit.runtimes.catalog import get
+from kilobit.runtimes.kinds import memory
 from kilobit.runtimes import firmware
 from kilobit.models.assoc import firmware as AF
 
@@ -386,7 +387,7 @@ def test_basicmotions_window_features():
 def test_allocation_under_lock_fails_the_assoc_replay(tmp_path):
     """The lock in tools/mpwasm/replay_assoc.py is real: a kbit whose learning step allocates
     (one bytes object) fails the replay with MemoryError; the real one passes the same step."""
-    from kilobit.runtimes.assoc_rt import MPREPLAY
+    from kilobit.runtimes.kinds import MPASSOC as MPREPLAY
     from kilobit.runtimes.micropython import missing_wasm, run
     need(missing_wasm())
     kbit_dir = os.path.join(os.path.dirname(HERE), "device", "kbit")

@@ -15,7 +15,7 @@ import pytest
 from conftest import need
 from kilobit.runtimes import avrsim, firmware, protocol
 from kilobit import golden
-from kilobit import runtimes as rt
+from kilobit.runtimes import catalog as rt
 from kilobit.bench import avr as bench_avr
 from kilobit.cli import DEFAULT_RUNTIMES, main
 from kilobit.models.rkp.model import RKPInt

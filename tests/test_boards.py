@@ -677,7 +677,7 @@ def test_sim_board_refuses_a_model_that_does_not_fit(tmp_path):
 # --- attached boards, firmware files ---------------------------------------------------------------
 
 def test_board_at_port_runtimes():
-    from kilobit import runtimes as rt
+    from kilobit.runtimes import catalog as rt
     from kilobit.cli import DEMO_RUNTIMES
     from kilobit.runtimes.board import AvrUartRuntime, MpremoteRuntime, attached
     assert "virtual-board" in DEMO_RUNTIMES and "uno-sim-uart" in DEMO_RUNTIMES

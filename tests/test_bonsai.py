@@ -15,7 +15,7 @@ from kilobit.models.bonsai.golden import random_model
 from kilobit.models.bonsai.model import Bonsai, BonsaiInt, init_params, loss_and_grad
 from kilobit.core.errors import ModelFileError
 from kilobit.core.fixedpoint import rshift_round
-from kilobit.runtimes import get
+from kilobit.runtimes.catalog import get
 
 
 @pytest.mark.parametrize("classes,kind", [(1, "tanh"), (4, "tanh"), (1, "clamp"), (3, "clamp")])

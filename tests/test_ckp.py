@@ -32,7 +32,8 @@ from kilobit.models.ckp.model import (FLOAT_BITS,
     slot_bits)
 from kilobit.cli import main
 from kilobit.core.errors import DataError, ModelFileError
-from kilobit.runtimes import RuntimeFailure, get
+from kilobit.runtimes import RuntimeFailure
+from kilobit.runtimes.catalog import get
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

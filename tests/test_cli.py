@@ -78,7 +78,7 @@ def test_demo_runs_the_main_job_on_every_runtime(tmp_path, capsys):
     """README's first command: train on the host, then every device runtime keeps learning and
     makes the host's predictions exactly (toolchains missing fail under CI=true)."""
     from conftest import need
-    from kilobit import runtimes as rt
+    from kilobit.runtimes import catalog as rt
     from kilobit.cli import DEMO_RUNTIMES
 
     for name in DEMO_RUNTIMES:

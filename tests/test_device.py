@@ -17,8 +17,10 @@ from conftest import need
 
 from kilobit.core import kbfile
 from kilobit.models.rkp.model import RKPInt, mem_bytes, power_table
-from kilobit.runtimes import RuntimeFailure, get
-from kilobit.runtimes.micropython import REPO, MicroPythonRuntime, missing_wasm, mpy_cross, run
+from kilobit.runtimes import RuntimeFailure
+from kilobit.runtimes.catalog import get
+from kilobit.core.paths import REPO
+from kilobit.runtimes.micropython import MicroPythonRuntime, missing_wasm, mpy_cross, run
 
 KBIT = os.path.join(REPO, "device", "kbit")
 RUNTIME_FILES = ["__init__.py", "compat.py", "rng.py", "kbfile.py", "rkp.py"]

@@ -7,7 +7,8 @@ import pytest
 
 from conftest import need
 from kilobit import golden
-from kilobit import runtimes as rt
+from kilobit.runtimes import catalog as rt
+from kilobit.runtimes.base import Runtime
 from kilobit.cli import DEFAULT_RUNTIMES, main
 from kilobit.models.rkp.model import RKPInt
 
@@ -65,7 +66,7 @@ def test_golden_set_covers_the_hard_cases():
     assert seen["max_codes"] == seen["query"] == nrkp, seen
 
 
-class _OffByOne(rt.Runtime):
+class _OffByOne(Runtime):
     """A runtime with a planted bug: the score of step 7 is one too high."""
     name = "planted"
 
@@ -76,7 +77,7 @@ class _OffByOne(rt.Runtime):
         return out
 
 
-class _BadMemory(rt.Runtime):
+class _BadMemory(Runtime):
     name = "planted-mem"
 
     def replay(self, model, steps):

@@ -24,7 +24,7 @@ from kilobit.models.protonn.train import (ProtoNN,
     split_budget,
     train)
 from kilobit.models.protonn.model import ProtoNNInt, fixed_bytes
-from kilobit.runtimes import get
+from kilobit.runtimes.catalog import get
 
 
 def _problem(L, seed=1, n=11, D=7, d=3, m=4):

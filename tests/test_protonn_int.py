@@ -21,7 +21,8 @@ from kilobit.core.fixedpoint import SMALL
 from kilobit.core.proj import Projection
 from kilobit.models.protonn.golden import GOLDEN_SET, random_model
 from kilobit.models.protonn.model import ProtoNNInt, check_params, fixed_bytes
-from kilobit.runtimes import RuntimeFailure, get
+from kilobit.runtimes import RuntimeFailure
+from kilobit.runtimes.catalog import get
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -462,7 +463,7 @@ def test_uno_partial_fields_cannot_pass_vacuously():
 # tools/mpwasm/replay_predict.py it must fail with MemoryError; the real kbit passes the same.
 def test_heap_lock_is_real_for_protonn_on_micropython(tmp_path):
     from kilobit.runtimes.micropython import missing_wasm, run
-    from kilobit.runtimes.predictors import MPREPLAY
+    from kilobit.runtimes.kinds import MPREDICT as MPREPLAY
     need(missing_wasm())
     m = random_model(20, 4, 6, 3, 8, 8, 0, 1, 1, 1, seed=9)
     model = tmp_path / "m.kb"

@@ -10,7 +10,7 @@ import time
 
 from kilobit import data
 from kilobit.core import kbfile
-from kilobit import runtimes as rt
+from kilobit.runtimes import catalog as rt
 from kilobit.core.quant import quantize
 from kilobit.models.rkp.model import RandomKernelPerceptron, mem_bytes
 

@@ -10,7 +10,8 @@ The file format is kilobit.core.goldenfile's; each model type makes its own case
 """
 import os
 
-from kilobit import runtimes as rt
+from kilobit.runtimes import catalog as rt
+from kilobit.runtimes.base import RuntimeFailure
 from kilobit.core.goldenfile import (FIELDS, FORMAT, VERSION, Mismatch, compare, dump,  # noqa: F401
                                      load)
 from kilobit.models import registry
@@ -65,7 +66,7 @@ def check(path, runtime_names, log=print):
             continue
         try:
             bad = compare(doc, name, replay_doc(doc, runtime))
-        except rt.RuntimeFailure as e:
+        except RuntimeFailure as e:
             bad = "%s: runtime failed: %s" % (name, e)
         if bad:
             failures.append(str(bad))

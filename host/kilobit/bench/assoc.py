@@ -303,7 +303,7 @@ def one_shot(prep, P, seed):
 def device_agrees(prep, shot, nq=200):
     """Replay a one-shot stream and `nq` test queries on device/kbit (under CPython) and
     compare every step with the integer reference: (steps, None or the first difference)."""
-    from kilobit.runtimes import get
+    from kilobit.runtimes.catalog import get
 
     steps = [("L", int(prep.ytr[i]), [int(v) for v in prep.Utr[i]]) for i in shot["shots"]]
     steps += [("Q", None, [int(v) for v in u]) for u in prep.Ute[:nq]]

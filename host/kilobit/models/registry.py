@@ -9,11 +9,11 @@ A new model type is one package under kilobit/models/ that defines SPEC, listed 
 """
 from kilobit.core import kbfile
 from kilobit.core.errors import KilobitError, ModelFileError
-from kilobit.models.assoc import SPEC as _assoc
-from kilobit.models.bonsai import SPEC as _bonsai
-from kilobit.models.ckp import SPEC as _ckp
-from kilobit.models.protonn import SPEC as _protonn
-from kilobit.models.rkp import SPEC as _rkp
+from kilobit.models.assoc.spec import SPEC as _assoc
+from kilobit.models.bonsai.spec import SPEC as _bonsai
+from kilobit.models.ckp.spec import SPEC as _ckp
+from kilobit.models.protonn.spec import SPEC as _protonn
+from kilobit.models.rkp.spec import SPEC as _rkp
 
 REGISTRY = tuple(sorted((_rkp, _ckp, _bonsai, _protonn, _assoc), key=lambda s: s.type_id))
 NAMES = tuple(s.name for s in REGISTRY)

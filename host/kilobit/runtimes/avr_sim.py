@@ -1,5 +1,5 @@
 """A model's firmware on a simulated ATtiny2313 or Arduino Uno (the learners' here; the
-predictors' through kilobit.runtimes.predictors, assoc's through kilobit.runtimes.assoc_rt).
+predictors' and assoc's through their firmware modules fw_predict and fw_assoc).
 
 For each model the firmware is built with the model's header (kilobit.runtimes.firmware), then every step
 is streamed to the chip over its UART through kb_sim (kilobit.avrsim), cycle-exact:
@@ -15,7 +15,8 @@ from kilobit.runtimes import avrsim, firmware, protocol
 from kilobit.core.errors import KilobitError
 from kilobit.models import registry
 from kilobit.runtimes.host import load as host_load
-from kilobit.runtimes import Runtime, RuntimeFailure
+from kilobit.runtimes import kinds
+from kilobit.runtimes.base import Runtime, RuntimeFailure
 
 
 def session(model, frames, board, max_cycles=4 * 10 ** 9, timeout=900):
@@ -75,13 +76,24 @@ class AvrSimRuntime(Runtime):
     def missing(self):
         return avrsim.missing()
 
-    def replay(self, model, steps):
-        from kilobit.runtimes import predictors
-        if predictors.handles(model):  # a host-trained predictor (by the header's type)
-            return predictors.replay(self, model, steps)
-        from kilobit.runtimes import assoc_rt
-        if assoc_rt.handles(model):  # an assoc learner (by the header's type)
-            return assoc_rt.replay(self, model, steps)
+    def replay_predictor(self, model, steps):
+        from kilobit.runtimes import fw_predict
+        try:
+            rows, self.last_result, self.last_sizes = fw_predict.replay(
+                model, kinds.predictor_inputs(steps), self.board)
+        except KilobitError as e:
+            raise RuntimeFailure(str(e)) from None
+        return [tuple(r) for r in rows]
+
+    def replay_classes(self, model, steps):
+        from kilobit.runtimes import fw_assoc
+        try:
+            out, self.last_result, self.last_sizes = fw_assoc.replay(model, steps, self.board)
+        except KilobitError as e:
+            raise RuntimeFailure(str(e)) from None
+        return out
+
+    def replay_learner(self, model, steps):
         try:
             m, _ = host_load(model)  # rkp or ckp, by the header's type
         except KilobitError as e:

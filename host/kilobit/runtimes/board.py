@@ -14,12 +14,10 @@ to the board (cp), sets sys.argv and runs the script (exec + run), and copies th
 """
 import os
 import subprocess
-import threading
 
-from kilobit.runtimes import Runtime, RuntimeFailure
+from kilobit.runtimes.base import Runtime, RuntimeFailure
 from kilobit.runtimes import micropython as mpmod
 
-_swap = threading.Lock()
 
 
 class MpremoteRunner:
@@ -71,8 +69,6 @@ class MpremoteRuntime(mpmod.MicroPythonRuntime):
     def __init__(self, port):
         mpmod.MicroPythonRuntime.__init__(self, mpy=False)
         self.port = port
-        # kbit on MicroPython, at a port: the model dispatchers (predictors, assoc_rt) pick
-        # their MicroPython replay by this prefix
         self.name = "kbit-micropython@%s" % port
 
     def missing(self):
@@ -83,14 +79,8 @@ class MpremoteRuntime(mpmod.MicroPythonRuntime):
         return None
 
     def _replay_on(self, port, model, steps):
-        runner = MpremoteRunner(port)
-        with _swap:
-            saved = mpmod.run
-            mpmod.run = runner.run
-            try:
-                return mpmod.MicroPythonRuntime.replay(self, model, steps)
-            finally:
-                mpmod.run = saved
+        self.run = MpremoteRunner(port).run
+        return mpmod.MicroPythonRuntime.replay(self, model, steps)
 
     def replay(self, model, steps):
         return self._replay_on(self.port, model, steps)
@@ -154,15 +144,15 @@ class AvrUartRuntime(Runtime):
                 miss = "pyserial"
         return miss
 
-    def replay(self, model, steps):
+    def replay_learner(self, model, steps):
         from kilobit.runtimes import firmware, protocol
         from kilobit.core.errors import KilobitError
-        from kilobit.models.rkp.model import RKPInt
+        from kilobit.runtimes.host import load
         from kilobit.runtimes.ports import SerialPort
         from kilobit.runtimes.virtual import SimBoard
         from kilobit.runtimes.avr_sim import check_info
         try:
-            m, _ = RKPInt.from_bytes(model)
+            m, _ = load(model)
         except KilobitError as e:
             raise RuntimeFailure(str(e)) from None
         sb = None

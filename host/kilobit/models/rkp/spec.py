@@ -1,0 +1,11 @@
+"""The rkp model type as the registry lists it (kilobit.models.spec)."""
+from kilobit.core import kbfile
+from kilobit.models.rkp import commands, firmware, golden
+from kilobit.models.rkp.model import RKPInt
+from kilobit.models.spec import ModelSpec
+
+SPEC = ModelSpec(
+    name="rkp", type_id=kbfile.MODEL_TYPES["rkp"], title="Random Kernel Perceptron",
+    paper="Djuric & Vucetic 2010", kind="learner", int_class=RKPInt, golden=golden,
+    firmware=firmware, commands=commands, kbit="kbit.rkp:RKP", learns_online=True,
+    boards=("attiny2313", "attiny4313", "uno"))

@@ -1,0 +1,41 @@
+"""What every runtime adapter is: given a model file and a list of steps, the fields each step
+produces, bit for bit the host integer reference's.
+
+A model's kind (kilobit.models.spec: "learner", "predictor", "classes") decides the steps and
+the fields, so an adapter has one replay_<kind> method per kind it runs; `replay` picks it by the
+type in the model file's header.
+
+    replay_learner    steps ("L", y, codes) | ("Q", None, codes) -> (score, pred, mistake,
+                      count, memory or None); the memory after every mistake and the last step
+    replay_predictor  steps ("P", None, codes) -> the model's golden fields as a tuple of ints
+                      (None where the runtime does not report a field)
+    replay_classes    steps ("L", label, values) | ("Q", None, values) -> (prediction, count,
+                      classes, anchors, memory or None); the memory after every learning step
+                      and the last step
+
+A model the runtime refuses raises RuntimeFailure whose message carries the runtime's own error
+text.
+"""
+from kilobit.core.errors import KilobitError
+from kilobit.core.paths import REPO  # noqa: F401 (the adapters find their tools from here)
+
+
+class RuntimeFailure(KilobitError):
+    """The runtime could not run (toolchain missing, crashed, or refused the model file)."""
+
+
+class Runtime:
+    name = "?"
+
+    def missing(self):
+        """None when usable here, else a short text naming what is missing."""
+        return None
+
+    def replay(self, model, steps):
+        from kilobit.models import registry
+        spec = registry.peek(model)
+        kind = spec.kind if spec is not None else "learner"  # its loader says what is wrong
+        method = getattr(self, "replay_" + kind, None)
+        if method is None:
+            raise RuntimeFailure("%s does not run %s models" % (self.name, spec.name))
+        return method(model, steps)
