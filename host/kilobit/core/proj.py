@@ -207,16 +207,18 @@ def golden_inputs(dims, in_bits, n, seed):
     return out
 
 
-def golden_doc(name, model, params):
-    """The golden document (kilobit.core.goldenfile) of `model`, a random integer predictor on the
-    projection called `name`, made from params (steps and seed among them): its model file and
-    its fields for golden_inputs(model.dims, model.in_bits, steps, seed)."""
+def golden_doc(name, model, params, inputs=None, model_file=None):
+    """The golden document (kilobit.core.goldenfile) of `model`, an integer predictor on the
+    projection called `name`: its model file (`model_file`, default the model's own bytes) and
+    its fields for `inputs` (default golden_inputs(model.dims, model.in_bits, steps, seed) from
+    params)."""
     from kilobit.core import goldenfile
-    inputs = golden_inputs(model.dims, model.in_bits, params["steps"], params["seed"])
+    if inputs is None:
+        inputs = golden_inputs(model.dims, model.in_bits, params["steps"], params["seed"])
     return {
         "format": goldenfile.FORMAT, "version": goldenfile.VERSION, "model": name,
         "params": params,
-        "model_file": model.to_bytes().hex(),
+        "model_file": (model.to_bytes() if model_file is None else model_file).hex(),
         "fields": model.field_names(),
         "steps": ["P " + " ".join(map(str, u)) for u in inputs],
         "expect": model.field_rows(inputs),

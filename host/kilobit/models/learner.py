@@ -71,9 +71,12 @@ def parse_step(text, dims):
     return op, y, codes
 
 
-def doc_steps(doc):
-    """The steps of a learner's golden document."""
-    return [parse_step(t, doc["params"]["dims"]) for t in doc["steps"]]
+def doc_steps(doc, int_class):
+    """The steps of a learner's golden document (the width from its params, else its model)."""
+    dims = doc["params"].get("dims")
+    if dims is None:
+        dims = int_class.from_bytes(bytes.fromhex(doc["model_file"]))[0].dims
+    return [parse_step(t, dims) for t in doc["steps"]]
 
 
 def replay(m, steps):
@@ -147,5 +150,5 @@ def from_model(name, int_class, quantize, model_bytes, data_name, test=None, ste
     nq = min(n // 5, len(cte))
     nl = min(n - nq, len(ctr))
     seq = data_steps(ctr[:nl], split.y_train[:nl], cte[:nq])
-    params = dict(data=split.name, seed=seed, steps=len(seq), learn=nl, query=nq)
+    params = dict(data=split.name, dims=m.dims, seed=seed, steps=len(seq), learn=nl, query=nq)
     return make_doc(name, int_class, bytes(model_bytes), seq, params)

@@ -7,6 +7,8 @@ and sizes the RAM buffers to the model (KB_PROJ_DMAX = d, KB_BONSAI_LMAX or KB_P
 L); the weight width is fixed at compile time. A step is ("P", None, codes): the D codes of one
 input, streamed feature by feature, then a prediction.
 """
+from kilobit.core.errors import KilobitError
+
 KIND = "predictor"
 SOURCE = "avr/predict_stream.c"
 DEPENDS = ("kb_bonsai.h", "kb_protonn.h", "kb_proj.h", "kb_smat.h", "kb_fixed.h", "kb_file.h",
@@ -38,3 +40,42 @@ def header(name, type_id, int_class, model_bytes):
         "#endif",
     ]
     return "\n".join(lines) + "\n"
+
+
+def doc_steps(doc):
+    """The steps of a predictor's golden document: ("P", None, codes)."""
+    out = []
+    for t in doc["steps"]:
+        parts = t.split()
+        try:
+            if parts[0] != "P":
+                raise ValueError
+            codes = [int(c) for c in parts[1:]]
+        except (ValueError, IndexError):
+            raise KilobitError("bad golden step %r" % t) from None
+        out.append(("P", None, codes))
+    return out
+
+
+#: the most weights a drawn golden model has: its payload then fits the Uno's flash with room
+DRAW_WEIGHTS = 6000
+
+#: test rows of a golden file from a trained model when --steps is not given
+DATA_STEPS = 100
+
+
+def from_model(name, int_class, model_bytes, data_name, test=None, steps=None, seed=0):
+    """The golden document of a trained predictor on real data: the first `steps` rows of the
+    test split of `data_name`, scaled by the model file's scaler (fitted on the training split
+    when it has none) and quantized to the model's input codes, as `kilobit eval` does."""
+    from kilobit.core.proj import golden_doc
+    from kilobit.models.learner import split_codes
+
+    m, scaler = int_class.from_bytes(model_bytes)
+    split, _, cte = split_codes(m, scaler, data_name, test, seed, binary=False)
+    n = DATA_STEPS if steps is None else steps
+    if n < 1:
+        raise ValueError("--steps must be at least 1")
+    inputs = [[int(c) for c in u] for u in cte[:n]]
+    return golden_doc(name, m, dict(data=split.name, seed=seed, steps=len(inputs)),
+                      inputs=inputs, model_file=bytes(model_bytes))

@@ -144,22 +144,27 @@ def make_golden(approach, bits, P, d, cap, kt, R, steps, seed, pretrain=0):
     for op, y, vals in make_steps(m, pretrain, seed + 1000, labels):
         if op == "L":
             m.learn(vals, y)
-    model_file = m.to_bytes()
     seq = make_steps(m, steps, seed, labels)
-    out = replay(model_file, seq)
-    expect, mem = [], m.memory()
-    for pred, cnt, nc, na, mm in out:
-        if mm is not None:
-            mem = mm
-        expect.append([int(pred), int(cnt), int(nc), int(na), zlib.crc32(mem) & 0xFFFFFFFF])
     params = dict(approach=approach, bits=bits, P=P, d=d, cap=cap, kt=kt, R=R, seed=seed,
                   steps=steps)
     if pretrain:
         params["pretrain"] = pretrain
+    return make_doc(m.to_bytes(), seq, params)
+
+
+def make_doc(model_file, seq, params):
+    """The golden document of an assoc model file replayed through `seq` by the host."""
+    m, _ = AssocInt.from_bytes(model_file)
+    expect, mem = [], m.memory()
+    for pred, cnt, nc, na, mm in replay(model_file, seq):
+        if mm is not None:
+            mem = mm
+        expect.append([int(pred), int(cnt), int(nc), int(na), zlib.crc32(mem) & 0xFFFFFFFF])
     return {
-        "format": goldenfile.FORMAT, "version": goldenfile.VERSION, "model": "assoc", "params": params,
+        "format": goldenfile.FORMAT, "version": goldenfile.VERSION, "model": "assoc",
+        "params": params,
         "fields": list(FIELDS),
-        "model_file": model_file.hex(),
+        "model_file": bytes(model_file).hex(),
         "steps": [step_text(s) for s in seq],
         "expect": expect,
         "final_memory": mem.hex(),
@@ -172,4 +177,66 @@ make = make_golden
 def doc_steps(doc):
     """The steps of an assoc golden document."""
     p = doc["params"]
-    return [parse_step(t, p["P"] * p["d"], p["bits"]) for t in doc["steps"]]
+    if "P" in p:
+        T, bits = p["P"] * p["d"], p["bits"]
+    else:  # a trained model's file: its params name the data, the model file the shape
+        m, _ = AssocInt.from_bytes(bytes.fromhex(doc["model_file"]))
+        T, bits = m.T, m.bits
+    return [parse_step(t, T, bits) for t in doc["steps"]]
+
+
+#: the most memory a drawn case takes: its firmware then fits the Uno's 2 KB of RAM
+DRAW_MEMORY = 1600
+
+
+def random_params(seed, steps=None):
+    """Parameters drawn from `seed` across make()'s space: every approach, 1-8 bits, P 1-16
+    subspaces of d 1-40 values, capacities 1-10 filled by the steps, k~ 1-10 (one-shot
+    included), R 1-5, sometimes a pretrained snapshot; memory at most DRAW_MEMORY bytes and at
+    most 255 values per input (the UART firmware's frame)."""
+    from kilobit.models.assoc.model import check_params, mem_layout
+    g = np.random.default_rng(seed)
+    steps = int(steps if steps is not None else g.integers(60, 161))
+    while True:
+        p = dict(approach=str(g.choice(["I-I", "I-I", "N-I", "N-O"])),
+                 bits=int(g.integers(1, 9)), P=int(g.choice([1, 2, 3, 4, 8, 16])),
+                 d=int(g.choice([1, 2, 3, 4, 8, 16, 40])), cap=int(g.integers(1, 11)),
+                 kt=int(g.choice([1, 2, 3, 5, 10])), R=int(g.choice([1, 1, 2, 3, 5])),
+                 steps=steps, seed=int(seed))
+        if g.random() < 0.2:
+            p["pretrain"] = int(g.integers(10, 80))
+        try:
+            check_params(p["approach"], p["bits"], p["P"], p["d"], p["cap"], p["kt"], p["R"])
+        except ValueError:
+            continue
+        if p["P"] * p["d"] <= 255 and \
+                mem_layout(p["P"], p["d"], p["cap"], p["kt"], p["R"])[1] <= DRAW_MEMORY:
+            return p
+
+
+#: steps of a golden file from a trained model when --steps is not given
+DATA_STEPS = 400
+
+
+def from_model(model_bytes, data_name, test=None, steps=None, seed=0):
+    """A trained assoc model on real data: it learns the first 4/5 of the steps from the
+    training split (predict, then learn; labels are the data's classes) and answers the rest
+    as queries from the test split; rows become the device's int8 values through the model
+    file's scaler (fitted on the training split when it has none)."""
+    from kilobit.models.learner import split_codes
+
+    m, scaler = AssocInt.from_bytes(model_bytes)
+    # the device's values are to_int8's: the B-bit codes split_codes makes, minus 2^(B-1)
+    split, ctr, cte = split_codes(m, scaler, data_name, test, seed, binary=False)
+    half = 1 << (m.bits - 1)
+    n = DATA_STEPS if steps is None else steps
+    if n < 1:
+        raise ValueError("--steps must be at least 1")
+    if int(split.y_train.max()) > 255:
+        raise ValueError("%s has labels above 255; assoc labels are 0..255" % split.name)
+    nq = min(n // 5, len(cte))
+    nl = min(n - nq, len(ctr))
+    seq = [("L", int(y), [int(v) - half for v in u]) for u, y in zip(ctr[:nl], split.y_train)]
+    seq += [("Q", None, [int(v) - half for v in u]) for u in cte[:nq]]
+    return make_doc(bytes(model_bytes), seq, dict(data=split.name, seed=seed, steps=len(seq),
+                                                  learn=nl, query=nq))

@@ -156,6 +156,7 @@ class AssocInt:
         self.approach = approach_id(approach)
         self.bits, self.P, self.d, self.cap, self.kt, self.R = bits, P, d, cap, kt, R
         self.S, self.T = cap * kt, P * d
+        self.dims = self.T  # the input width, as every model type names it
         self.rng = Rng(seed_state(seed))
         self.labels = np.zeros(cap, dtype=np.int64)
         self.nf = np.zeros(cap, dtype=np.int64)

@@ -4,6 +4,7 @@ import numpy as np
 
 from kilobit.core import smat
 from kilobit.core.fixedpoint import ACT_MAX, SMALL, qmax
+from kilobit.models import predictor
 from kilobit.core.proj import SHIFT_MAX, golden_doc, random_projection
 from kilobit.models.bonsai.model import BonsaiInt, n_internal, n_nodes
 
@@ -59,20 +60,32 @@ GOLDEN_SET = [
 
 
 make = make_golden
-KIND = "predictor"
+KIND = predictor.KIND
+doc_steps = predictor.doc_steps
 
 
-def doc_steps(doc):
-    """The steps of a predictor's golden document: ("P", None, codes)."""
-    from kilobit.core.errors import KilobitError
-    out = []
-    for t in doc["steps"]:
-        parts = t.split()
-        try:
-            if parts[0] != "P":
-                raise ValueError
-            codes = [int(c) for c in parts[1:]]
-        except (ValueError, IndexError):
-            raise KilobitError("bad golden step %r" % t) from None
-        out.append(("P", None, codes))
-    return out
+def random_params(seed, steps=None):
+    """Parameters drawn from `seed` across make()'s space: 1-300 inputs, projections 1-16,
+    depths 0-4, 2-26 classes, int8/int16 weights, 1-8-bit codes, dense or sparse matrices, with
+    or without biases; at most predictor.DRAW_WEIGHTS weights (the Uno's flash)."""
+    from kilobit.models.bonsai.model import check_params
+    g = np.random.default_rng(seed)
+    steps = int(steps if steps is not None else g.integers(20, 61))
+    while True:
+        p = dict(dims=int(g.choice([1, 2, 5, 16, 64, 100, 256, 300])),
+                 proj=int(g.integers(1, 17)), depth=int(g.integers(0, 5)),
+                 classes=int(g.choice([2, 2, 3, 10, 26])), wbits=int(g.choice([8, 16])),
+                 in_bits=int(g.integers(1, 9)), zenc=int(g.integers(2)),
+                 tenc=int(g.integers(2)), steps=steps, seed=int(seed),
+                 zero_bias=int(g.random() < 0.25))
+        L = 1 if p["classes"] <= 2 else p["classes"]
+        weights = p["proj"] * (p["dims"] + n_internal(p["depth"]) + 2 * n_nodes(p["depth"]) * L)
+        if weights <= predictor.DRAW_WEIGHTS and check_params(
+                p["wbits"], p["in_bits"], p["dims"], p["proj"], p["depth"], p["classes"], 1) \
+                is None:
+            return p
+
+
+def from_model(model_bytes, data_name, test=None, steps=None, seed=0):
+    """A trained bonsai model on real data (kilobit.models.predictor.from_model)."""
+    return predictor.from_model("bonsai", BonsaiInt, model_bytes, data_name, test, steps, seed)

@@ -50,13 +50,16 @@ def random_params(seed, steps=None):
     g = np.random.default_rng(seed)
     steps = int(steps if steps is not None else g.integers(80, 400))
     dims = int(g.choice([1, 2, 3, 4, 9, 16, 21]))
-    return dict(bits=int(g.integers(1, 9)), dims=dims, L=int(g.integers(2, 1025)),
+    return dict(bits=int(g.integers(1, 9)), dims=dims, L=int(g.integers(dims + 1, 1025)),
                 width=int(g.choice([1, 100, 250, 500, 1000, 2000, 65535])), steps=steps,
                 seed=int(seed))
 
 
 KIND = learner.KIND
-doc_steps = learner.doc_steps
+
+
+def doc_steps(doc):
+    return learner.doc_steps(doc, CKPInt)
 
 
 def from_model(model_bytes, data_name, test=None, steps=None, seed=0):

@@ -4,6 +4,7 @@ import numpy as np
 
 from kilobit.core import smat
 from kilobit.core.fixedpoint import ACT_MAX, SMALL, qmax, sat
+from kilobit.models import predictor
 from kilobit.core.proj import SHIFT_MAX, Projection, golden_doc, random_projection
 from kilobit.models.protonn.model import BSHIFT_MAX, TABLE_MAX, ProtoNNInt, n_scores
 
@@ -97,20 +98,36 @@ GOLDEN_SET = [
 
 
 make = make_golden
-KIND = "predictor"
+KIND = predictor.KIND
+doc_steps = predictor.doc_steps
 
 
-def doc_steps(doc):
-    """The steps of a predictor's golden document: ("P", None, codes)."""
-    from kilobit.core.errors import KilobitError
-    out = []
-    for t in doc["steps"]:
-        parts = t.split()
-        try:
-            if parts[0] != "P":
-                raise ValueError
-            codes = [int(c) for c in parts[1:]]
-        except (ValueError, IndexError):
-            raise KilobitError("bad golden step %r" % t) from None
-        out.append(("P", None, codes))
-    return out
+def random_params(seed, steps=None):
+    """Parameters drawn from `seed` across make()'s space: 1-300 inputs, projections 1-64,
+    1-255 prototypes, 2-26 classes or multilabel, int8/int16, 1-8-bit codes, dense or sparse
+    projection, prototypes and labels, kernel tables of 1-255 entries (overrun by far inputs);
+    at most predictor.DRAW_WEIGHTS weights (the Uno's flash)."""
+    from kilobit.models.protonn.model import check_params
+    g = np.random.default_rng(seed)
+    steps = int(steps if steps is not None else g.integers(20, 61))
+    while True:
+        multilabel = int(g.random() < 0.25)
+        p = dict(dims=int(g.choice([1, 2, 5, 16, 40, 64, 100, 300])),
+                 d=int(g.choice([1, 2, 4, 6, 8, 10, 16, 32, 64])),
+                 m=int(g.choice([1, 2, 5, 12, 20, 40, 100, 255])),
+                 classes=int(g.choice([2, 3, 5, 10, 26])), wbits=int(g.choice([8, 16])),
+                 in_bits=int(g.integers(1, 9)), steps=steps, seed=int(seed),
+                 multilabel=multilabel, zenc=int(g.integers(2)), penc=int(g.integers(2)),
+                 lenc=int(g.integers(2)), nt=int(g.choice([1, 16, 40, 64, 100, 255])))
+        L = n_scores(p["classes"], multilabel)
+        weights = p["d"] * (p["dims"] + p["m"]) + p["m"] * L
+        if weights <= predictor.DRAW_WEIGHTS and check_params(
+                p["wbits"], p["in_bits"], p["dims"], p["d"], p["m"], p["classes"],
+                multilabel) is None:
+            return p
+
+
+def from_model(model_bytes, data_name, test=None, steps=None, seed=0):
+    """A trained protonn model on real data (kilobit.models.predictor.from_model)."""
+    return predictor.from_model("protonn", ProtoNNInt, model_bytes, data_name, test, steps,
+                                seed)

@@ -55,7 +55,10 @@ def random_params(seed, steps=None):
 
 
 KIND = learner.KIND
-doc_steps = learner.doc_steps
+
+
+def doc_steps(doc):
+    return learner.doc_steps(doc, RKPInt)
 
 
 def from_model(model_bytes, data_name, test=None, steps=None, seed=0):
