@@ -1,55 +1,69 @@
-"""`kilobit stream`: stream a data set through a board running the RKP firmware.
+"""`kilobit stream`: stream a data set through a board running a model's firmware.
 
     kilobit stream --board attiny2313 --port sim --data banana
     kilobit stream --board uno --port /dev/ttyACM0 --data banana --model m.kb
 
-The training split goes to the board as learn frames (the board predicts each example, then
-learns it: the running accuracy is the prequential one), then the test split as query frames
-(test accuracy). Every reply is compared with the host integer reference (kilobit.rkp.RKPInt)
-fed the same frames from the same model file: the board must agree bit for bit.
+Every model type with an AVR firmware (the registry's spec.boards) streams, in its kind's frames
+(kilobit.runtimes.avr_sim.dialog): a learner (rkp, ckp) or class learner (assoc) gets the
+training split as learn frames (the board predicts each example, then learns it: the running
+accuracy is the prequential one), then the test split as query frames (test accuracy); a
+predictor (bonsai, protonn) gets the test split, each input's features in update frames, then a
+predict frame. Every reply is compared with the host integer reference fed the same steps from
+the same model file (kilobit.runtimes.host): the board must agree bit for bit, its final memory
+included.
 
 --port sim runs the firmware on a simulated chip (kb_sim, cycle-exact), built for the model by
-kilobit.firmware; any other --port is a serial port (pyserial URL or device), whose board must
-already run the firmware of the same model (the info and dump replies are checked first).
+kilobit.runtimes.firmware; any other --port is a serial port (pyserial URL or device), whose
+board must already run the firmware of the same model (the info reply is checked first).
 """
 import sys
 
 import numpy as np
 
-from kilobit.runtimes import firmware, protocol
 from kilobit import data
 from kilobit.core.errors import KilobitError
-from kilobit.core.quant import MinMaxScaler, quantize
-from kilobit.models.rkp.model import RKPInt
-from kilobit.runtimes.avr_sim import check_info
+from kilobit.core.quant import MinMaxScaler
+from kilobit.models import registry
+from kilobit.runtimes import firmware, protocol
+from kilobit.runtimes.avr_sim import dialog
+from kilobit.runtimes.host import HostRuntime
 from kilobit.runtimes.ports import Progress, SerialPort, SimPort
 
+#: the field of a runtime row that is the prediction, per kind
+PRED = {"learner": 1, "predictor": -1, "classes": 0}
 
-def _model_and_codes(split, model_path, kernel, bits, budget, width, C, seed):
-    """(model bytes, train codes, test codes): from a model file (its scaler when it has one) or
-    a fresh model with the given parameters (scaler fitted on the training split)."""
+
+def _model(split, model_path, kernel, bits, budget, width, C, seed):
+    """(spec, model bytes): a model file, or a fresh rkp model with the given parameters."""
     if model_path:
-        try:
-            with open(model_path, "rb") as f:
-                blob = f.read()
-        except OSError as e:
-            raise KilobitError("cannot read model file %s: %s" % (model_path, e.strerror)) from None
-        m, sc = RKPInt.from_bytes(blob)
-        data.check_dims(split.X_train, m.dims, what=split.name, source=model_path)
-        scaler = MinMaxScaler()
-        if sc is not None:
-            scaler.lo_, scaler.hi_ = sc
-        else:
-            scaler.fit(split.X_train)
+        return registry.read(model_path)
+    from kilobit.models.rkp.model import RKPInt
+    try:
+        m = RKPInt(kernel, bits, split.dims, budget, width, C, seed=seed)
+    except ValueError as e:
+        raise KilobitError(str(e)) from None
+    return registry.get("rkp"), m.to_bytes()
+
+
+def steps_of(spec, m, scaler, split, limit=None):
+    """(steps, labels of the steps): the data as the model's kind streams it. Rows become the
+    device's inputs through the file's scaler (fitted on the training split when it has none)."""
+    data.check_dims(split.X_train, m.dims, what=split.name, source="the model")
+    sc = MinMaxScaler()
+    if scaler is not None:
+        sc.lo_, sc.hi_ = scaler
     else:
-        try:
-            m = RKPInt(kernel, bits, split.dims, budget, width, C, seed=seed)
-        except ValueError as e:
-            raise KilobitError(str(e)) from None
-        blob = m.to_bytes()
-        scaler = MinMaxScaler().fit(split.X_train)
-    return (blob, quantize(scaler.transform(split.X_train), m.bits),
-            quantize(scaler.transform(split.X_test), m.bits))
+        sc.fit(split.X_train)
+    ute = spec.inputs(m, sc.transform(split.X_test))
+    if spec.kind == "predictor":
+        return [("P", None, [int(c) for c in u]) for u in ute], list(split.y_test)
+    utr = spec.inputs(m, sc.transform(split.X_train))
+    ytr = split.y_train
+    if limit is not None:
+        utr, ytr = utr[:limit], ytr[:limit]
+    steps = [("L", int(y), [int(c) for c in u]) for u, y in zip(utr, ytr)]
+    steps += [("Q", None, [int(c) for c in u]) for u in ute]
+    return steps, list(ytr) + list(split.y_test)
 
 
 def run(board, port, data_name, kernel="laplace", bits=4, budget=62, width=-6, C=255, seed=0,
@@ -58,15 +72,18 @@ def run(board, port, data_name, kernel="laplace", bits=4, budget=62, width=-6, C
     with the host reference on every frame, 1 otherwise."""
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
-    split = data.load(data_name, seed=seed, test=test)
-    blob, ctr, cte = _model_and_codes(split, model, kernel, bits, budget, width, C, seed)
-    ytr, yte = split.y_train, split.y_test
-    if limit is not None:
-        ctr, ytr = ctr[:limit], ytr[:limit]
-    ref, _ = RKPInt.from_bytes(blob)
     b = firmware.board(board)
+    peek = registry.read(model)[0] if model else registry.get("rkp")
+    split = data.load(data_name, seed=seed, test=test, binary=peek.kind == "learner")
+    spec, blob = _model(split, model, kernel, bits, budget, width, C, seed)
+    if b["name"] not in spec.boards:
+        raise KilobitError("%s models have no firmware for %s (they run on %s)"
+                           % (spec.name, b["name"], ", ".join(spec.boards)))
+    ref, scaler = spec.load(blob)
+    steps, labels = steps_of(spec, ref, scaler, split, limit)
+    want = HostRuntime().replay(blob, steps)
+    fw = dialog(spec.kind)
     sim = port == "sim"
-
     if sim:
         elf, sizes = firmware.build(blob, b["name"])
         p = SimPort(elf, b["name"])
@@ -75,93 +92,104 @@ def run(board, port, data_name, kernel="laplace", bits=4, budget=62, width=-6, C
         sizes = None
         p = SerialPort(port, baud=baud, reset_wait=2.0 if b["mcu"] == "atmega328p" else 0.0)
         where = "%s on %s" % (b["name"], port)
+    frames = fw.frames(ref, steps) + ([protocol.stop_frame()] if sim else [])
+    nlearn = sum(op == "L" for op, _, _ in steps)
+    nquery = len(steps) - nlearn
+    print("%s: %s, %s model (%s), %d learn frames then %d %s"
+          % (where, split.name, spec.name, _shape(spec, ref), nlearn, nquery,
+             "query frames" if spec.kind != "predictor" else "inputs (update + predict frames)"),
+          file=out)
+    bar = Progress(len(steps), stream=err)
+    tally = dict(right=0, mistakes=0, agree=0, tright=0, ref_right=0)
+    every = max(1, nlearn // 10)
+    k = PRED[spec.kind]
 
-    def fail(text):
-        raise KilobitError("%s: %s" % (where, text))
+    nf = 4 if spec.kind != "predictor" else None  # the fields (a learner's memory apart)
 
-    def frames():
-        yield protocol.info_frame()
-        yield protocol.dump_frame()
-        for u, y in zip(ctr, ytr):
-            yield protocol.learn_frame(int(y), u)
-        for u in cte:
-            yield protocol.query_frame(u)
-        yield protocol.dump_frame()
-        if sim:
-            yield protocol.stop_frame()
+    def on_row(i, row):
+        op, y = steps[i][0], labels[i]
+        tally["agree"] += all(g is None or g == w for g, w in zip(row[:nf], want[i][:nf]))
+        if op == "L":
+            tally["right"] += int(row[k]) == int(y)
+            tally["mistakes"] += int(row[k]) != int(y)
+            bar.update(i + 1, "learn %d/%d, running accuracy %.2f%%"
+                       % (i + 1, nlearn, 100.0 * tally["right"] / (i + 1)))
+            if (i + 1) % every == 0 or i + 1 == nlearn:
+                bar.clear()
+                print("  %5d learnt: running accuracy %.2f%%, %d mistakes, %s"
+                      % (i + 1, 100.0 * tally["right"] / (i + 1), tally["mistakes"],
+                         "%d SVs" % row[3] if spec.kind == "learner" else
+                         "%d classes, %d anchors" % (row[2], row[3])), file=out)
+            return
+        tally["tright"] += int(row[k]) == int(y)
+        tally["ref_right"] += int(want[i][k]) == int(y)
+        j = i + 1 - nlearn
+        bar.update(i + 1, "%s %d/%d, test accuracy %.2f%%"
+                   % ("query" if op == "Q" else "input", j, nquery,
+                      100.0 * tally["tright"] / j))
 
-    replies = p.replies(frames())
+    if not sim and spec.learns_online:  # a real board must start from the file's state
+        d = p.transact(protocol.dump_frame())
+        mem = d.memory if spec.kind == "learner" else bytes(d.payload[3:])
+        if d.code != "D" or mem != ref.memory():
+            raise KilobitError("%s: the board's learner is not in the model file's state (or "
+                               "runs a different model): reset the board" % where)
+    replies = p.replies(frames) if sim else (p.transact(f) for f in frames)
+    take = protocol.taker(replies, where)
     try:
-        check_info(next(replies), ref, where)
+        rows = fw.read(take, ref, steps, where, on_row=on_row)
     except KilobitError as e:
-        fail("the board runs a different model (%s); build its firmware with "
-             "kilobit.firmware.build and flash it" % e)
-    d = next(replies)
-    if (d.rng, d.count, d.memory) != (ref.rng.state, ref.count, ref.memory()):
-        fail("the board's learner is not in the model file's state (count %d, file %d): "
-             "reset the board" % (d.count, ref.count))
-
-    print("%s: %s, %d learn frames then %d query frames; model %s B=%d T=%d A=%d, %d/%d SVs"
-          % (where, split.name, len(ctr), len(cte), ref.kernel, ref.bits, ref.budget, ref.width,
-             ref.count, ref.budget), file=out)
-    bar = Progress(len(ctr) + len(cte), stream=err)
-    frames_done = right = mistakes = agree = total = 0
-    every = max(1, len(ctr) // 10)
-    for i, (u, y) in enumerate(zip(ctr, ytr)):
-        r = next(replies)
-        if r.code != "L":
-            fail("learn frame %d answered %r" % (i, r.error_text or r))
-        s, mistake = ref.learn(u, int(y))
-        same = (r.score, r.pred, r.mistake, r.count) == (s, int(s > 0), int(mistake), ref.count)
-        agree += same
-        total += 1
-        right += r.pred == int(y)
-        mistakes += r.mistake
-        frames_done += 1
-        bar.update(frames_done, "learn %d/%d, running accuracy %.2f%%"
-                   % (i + 1, len(ctr), 100.0 * right / (i + 1)))
-        if (i + 1) % every == 0 or i + 1 == len(ctr):
-            bar.clear()
-            print("  %5d learnt: running accuracy %.2f%%, %d mistakes, %d SVs"
-                  % (i + 1, 100.0 * right / (i + 1), mistakes, r.count), file=out)
-    preq = right / max(len(ctr), 1)
-    tright = ref_right = 0
-    for i, (u, y) in enumerate(zip(cte, yte)):
-        r = next(replies)
-        if r.code != "Q":
-            fail("query frame %d answered %r" % (i, r.error_text or r))
-        s = ref.score(u)
-        agree += (r.score, r.pred, r.count) == (s, int(s > 0), ref.count)
-        total += 1
-        tright += r.pred == int(y)
-        ref_right += int(s > 0) == int(y)
-        frames_done += 1
-        bar.update(frames_done, "query %d/%d, test accuracy %.2f%%"
-                   % (i + 1, len(cte), 100.0 * tright / (i + 1)))
-    d = next(replies)
-    mem_same = (d.rng, d.count, d.memory) == (ref.rng.state, ref.count, ref.memory())
-    for _ in replies:  # the stop reply; the simulation ends
-        pass
+        raise KilobitError("the board runs a different model or answers wrongly (%s); build "
+                           "its firmware and flash it with kilobit deploy" % e) from None
+    if sim:
+        take("S")
+        for _ in replies:  # the simulation ends
+            pass
+    else:
+        p.ser.close()
     result = p.result
     bar.finish()
-
-    print("prequential accuracy (predict, then learn): %.2f%% over %d examples, %d mistakes"
-          % (100 * preq, len(ctr), mistakes), file=out)
-    if len(cte):
-        print("test accuracy: %.2f%% over %d queries (host integer reference: %.2f%%)"
-              % (100.0 * tright / len(cte), len(cte), 100.0 * ref_right / len(cte)), file=out)
-    print("agreement with the host integer reference: %d/%d frames identical (%.2f%%), final "
-          "memory %s" % (agree, total, 100.0 * agree / max(total, 1),
-                         "identical" if mem_same else "DIFFERENT"), file=out)
+    mem_same = True
+    if rows and spec.kind != "predictor":
+        mem_same = rows[-1][-1] == want[-1][-1]
+    if nlearn:
+        print("prequential accuracy (predict, then learn): %.2f%% over %d examples, %d mistakes"
+              % (100.0 * tally["right"] / nlearn, nlearn, tally["mistakes"]), file=out)
+    if nquery:
+        print("test accuracy: %.2f%% over %d %s (host integer reference: %.2f%%)"
+              % (100.0 * tally["tright"] / nquery, nquery,
+                 "queries" if spec.kind != "predictor" else "inputs",
+                 100.0 * tally["ref_right"] / nquery), file=out)
+    print("agreement with the host integer reference: %d/%d frames identical (%.2f%%)%s"
+          % (tally["agree"], len(steps), 100.0 * tally["agree"] / max(len(steps), 1),
+             "" if spec.kind == "predictor" else
+             ", final memory %s" % ("identical" if mem_same else "DIFFERENT")), file=out)
     if result is not None:
-        learn, query = result.between(1, 2), result.between(3, 4)
-        mhz = result.report["freq"] / 1e6
-        if learn:
-            print("cycles per learning step: mean %.0f, max %d (%.3f ms at %g MHz)"
-                  % (np.mean(learn), max(learn), np.mean(learn) / mhz / 1000, mhz), file=out)
-        if query:
-            print("cycles per query: mean %.0f, max %d" % (np.mean(query), max(query)), file=out)
+        _cycles(spec, fw, result, out)
         print("program %d B, static RAM %d B + measured stack %d B = %d B of %d B"
               % (sizes["flash"], sizes["ram"], result.stack_bytes,
                  sizes["ram"] + result.stack_bytes, b["ram_bytes"]), file=out)
-    return 0 if agree == total and mem_same else 1
+    return 0 if tally["agree"] == len(steps) and mem_same else 1
+
+
+def _shape(spec, m):
+    if spec.name == "rkp":
+        return "%s B=%d T=%d A=%d, %d/%d SVs" % (m.kernel, m.bits, m.budget, m.width, m.count,
+                                                  m.budget)
+    return "%d inputs, model file type %d" % (m.dims, spec.type_id)
+
+
+def _cycles(spec, fw, result, out):
+    mhz = result.report["freq"] / 1e6
+    if spec.kind == "predictor":
+        cyc = fw.cycles(result)
+        if cyc:
+            print("cycles per prediction (updates + predict): mean %.0f, max %d (%.3f ms at %g "
+                  "MHz)" % (np.mean(cyc), max(cyc), np.mean(cyc) / mhz / 1000, mhz), file=out)
+        return
+    learn, query = result.between(*fw.MARK_LEARN), result.between(*fw.MARK_QUERY)
+    if learn:
+        print("cycles per learning step: mean %.0f, max %d (%.3f ms at %g MHz)"
+              % (np.mean(learn), max(learn), np.mean(learn) / mhz / 1000, mhz), file=out)
+    if query:
+        print("cycles per query: mean %.0f, max %d" % (np.mean(query), max(query)), file=out)

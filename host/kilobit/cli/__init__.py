@@ -68,14 +68,16 @@ def build_parser():
     for name, mod in bench_modules():
         mod.add_args(bsub.add_parser(name, help=mod.HELP))
 
-    p = sub.add_parser("stream", help="stream a data set through a board running the RKP "
-                                      "firmware (simulated or on a serial port)")
+    p = sub.add_parser("stream", help="stream a data set through a board running a model's "
+                                      "firmware (simulated or on a serial port): %s" % ", ".join(
+                                          s.name for s in registry.REGISTRY if s.boards))
     p.add_argument("--board", required=True, help="attiny2313, uno or attiny4313")
     p.add_argument("--port", default="sim", help="'sim' (simavr) or a serial port / pyserial URL")
     p.add_argument("--data", required=True, help="banana, checkerboard, pendigits, digits or a CSV")
     p.add_argument("--test", help="CSV test split (with a CSV --data)")
-    p.add_argument("--model", help="a .kb model file to continue from (default: a fresh model "
-                                   "with the parameters below)")
+    p.add_argument("--model", help="a .kb model file of any type with an AVR firmware, to "
+                                   "continue from (default: a fresh rkp model with the "
+                                   "parameters below)")
     rkp_commands.add_params(p)
     p.add_argument("--limit", type=int, help="stream only the first N training examples")
     p.add_argument("--baud", type=int, default=250000, help="serial baud rate (real ports)")

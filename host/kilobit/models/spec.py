@@ -13,6 +13,8 @@ Every tool reads these fields instead of naming model types one by one:
                                fields of the model's own (kilobit.models.predictor)
                   "classes"    class-incremental online learner, labels 0..255, int8 values
     int_class     the integer reference (from_bytes, to_bytes); it defines the semantics
+    inputs        inputs(m, X01): the device's inputs (codes, int8 values) of rows scaled to
+                  [0, 1] by the model file's scaler
     golden        its module of golden cases: GOLDEN_SET, make(**params), random_params(seed,
                   steps), from_model(model_bytes, split, steps); and parse_step/doc_steps
     firmware      its AVR firmware module: SOURCE, DEPENDS (paths under firmware_c/),
@@ -27,12 +29,13 @@ Every tool reads these fields instead of naming model types one by one:
 
 class ModelSpec:
     def __init__(self, name, type_id, title, paper, kind, int_class, golden, firmware, commands,
-                 kbit, learns_online, boards, kbit_fields=()):
+                 kbit, learns_online, boards, inputs, kbit_fields=()):
         self.name, self.type_id, self.title, self.paper = name, type_id, title, paper
         self.kind, self.int_class, self.golden = kind, int_class, golden
         self.firmware, self.commands, self.kbit = firmware, commands, kbit
         self.learns_online, self.boards = learns_online, tuple(boards)
         self.kbit_fields = tuple(kbit_fields)
+        self.inputs = inputs
 
     def kbit_class(self):
         """The device/kbit class (imported on demand: kbit is its own package)."""

@@ -14,8 +14,7 @@ RuntimeFailure("does not fit attiny2313: ...").
 from kilobit.runtimes import avrsim, firmware, protocol
 from kilobit.core.errors import KilobitError
 from kilobit.models import registry
-from kilobit.runtimes.host import load as host_load
-from kilobit.runtimes import kinds
+from kilobit.runtimes import fw_learner
 from kilobit.runtimes.base import Runtime, RuntimeFailure
 
 
@@ -42,28 +41,14 @@ def session(model, frames, board, max_cycles=4 * 10 ** 9, timeout=900):
     return replies, result, sizes
 
 
-def check_info(reply, m, board):
-    """The info reply must describe model m exactly."""
-    if reply.code != "I":
-        raise RuntimeFailure("%s: expected an info reply, got %r" % (board, reply))
-    info = reply.info()
-    want = dict(registry.of_class(type(m)).firmware.info(m), version=protocol.VERSION)
-    for k, v in want.items():
-        if info[k] != v:
-            raise RuntimeFailure("%s: info says %s = %r, model file %r" % (board, k, info[k], v))
-    return info
+def dialog(kind):
+    """The firmware dialog module of a model kind: frames(m, steps) and read(take, m, steps,
+    who, on_row=None) (kilobit.runtimes.fw_learner, fw_predict, fw_assoc)."""
+    from kilobit.runtimes import fw_assoc, fw_learner, fw_predict
+    return {"learner": fw_learner, "predictor": fw_predict, "classes": fw_assoc}[kind]
 
 
-def step_frames(steps):
-    """Frames of a replay: each learn is followed by a dump-if-changed."""
-    out = []
-    for op, y, codes in steps:
-        if op == "L":
-            out.append(protocol.learn_frame(y, codes))
-            out.append(protocol.dump_frame(if_changed=True))
-        else:
-            out.append(protocol.query_frame(codes))
-    return out
+check_info = fw_learner.check_info  # noqa: F401 (callers of this module's name)
 
 
 class AvrSimRuntime(Runtime):
@@ -76,44 +61,24 @@ class AvrSimRuntime(Runtime):
     def missing(self):
         return avrsim.missing()
 
-    def replay_predictor(self, model, steps):
-        from kilobit.runtimes import fw_predict
+    def replay(self, model, steps):
+        """Any model with an AVR firmware: its kind's frames, all sent at once to the simulated
+        chip (cycle-exact), the replies read back into rows."""
         try:
-            rows, self.last_result, self.last_sizes = fw_predict.replay(
-                model, kinds.predictor_inputs(steps), self.board)
+            spec = registry.of_file(model)
+            m, _ = spec.load(model)
         except KilobitError as e:
             raise RuntimeFailure(str(e)) from None
-        return [tuple(r) for r in rows]
-
-    def replay_classes(self, model, steps):
-        from kilobit.runtimes import fw_assoc
-        try:
-            out, self.last_result, self.last_sizes = fw_assoc.replay(model, steps, self.board)
-        except KilobitError as e:
-            raise RuntimeFailure(str(e)) from None
-        return out
-
-    def replay_learner(self, model, steps):
-        try:
-            m, _ = host_load(model)  # rkp or ckp, by the header's type
-        except KilobitError as e:
-            raise RuntimeFailure(str(e)) from None
-        frames = [protocol.info_frame()] + step_frames(steps)
-        frames += [protocol.dump_frame(), protocol.stop_frame()]
+        fw = dialog(spec.kind)
+        frames = fw.frames(m, steps) + [protocol.stop_frame()]
         replies, self.last_result, self.last_sizes = session(model, b"".join(frames), self.board)
         take = protocol.taker(replies, self.name, RuntimeFailure)
-
-        check_info(take("I"), m, self.name)
-        out = []
-        for op, y, codes in steps:
-            r = take(op)
-            mem = take("D").memory if op == "L" else None
-            out.append((r.score, r.pred, r.mistake, r.count, mem))
-        final = take("D")
+        try:
+            out = fw.read(take, m, steps, self.name)
+        except KilobitError as e:
+            raise RuntimeFailure(str(e)) from None
         take("S")
-        if out:
-            out[-1] = out[-1][:4] + (final.memory,)
-        return out
+        return [tuple(r) for r in out]
 
 
 class Attiny2313SimRuntime(AvrSimRuntime):

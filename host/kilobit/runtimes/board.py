@@ -119,7 +119,8 @@ class VirtualBoardRuntime(MpremoteRuntime):
 
 
 class AvrUartRuntime(Runtime):
-    """The RKP firmware over a UART, frame by frame (lock-step), by kilobit.stream.SerialPort:
+    """A model's firmware over a UART, frame by frame (lock-step), by
+    kilobit.runtimes.ports.SerialPort:
     on a simulated chip whose UART is a pty (port None), or on a real board at `port` already
     running the firmware of the replayed model (kilobit deploy; an Uno restarts it from the
     model's state when the port opens)."""
@@ -144,17 +145,21 @@ class AvrUartRuntime(Runtime):
                 miss = "pyserial"
         return miss
 
-    def replay_learner(self, model, steps):
-        from kilobit.runtimes import firmware, protocol
+    def replay(self, model, steps):
+        """Any model with an AVR firmware: its kind's frames one by one (lock-step), each
+        answered before the next goes out, the replies read into rows as on the simulator."""
         from kilobit.core.errors import KilobitError
-        from kilobit.runtimes.host import load
+        from kilobit.models import registry
+        from kilobit.runtimes import firmware, protocol
+        from kilobit.runtimes.avr_sim import dialog
         from kilobit.runtimes.ports import SerialPort
         from kilobit.runtimes.virtual import SimBoard
-        from kilobit.runtimes.avr_sim import check_info
         try:
-            m, _ = load(model)
+            spec = registry.of_file(model)
+            m, _ = spec.load(model)
         except KilobitError as e:
             raise RuntimeFailure(str(e)) from None
+        fw = dialog(spec.kind)
         sb = None
         if self.port is None:
             try:
@@ -169,29 +174,9 @@ class AvrUartRuntime(Runtime):
             else:
                 port = SerialPort(sb.port, timeout=10.0)
             try:
-                def ask(frame, code):
-                    r = port.transact(frame)
-                    if r.code == "E":
-                        raise RuntimeFailure("%s: the chip refused a frame: %s"
-                                             % (self.name, r.error_text))
-                    if r.code != code:
-                        raise RuntimeFailure("%s: expected reply %r, got %r" % (self.name, code, r))
-                    return r
-
-                check_info(ask(protocol.info_frame(), "I"), m, self.name)
-                out = []
-                for op, y, codes in steps:
-                    if op == "L":
-                        r = ask(protocol.learn_frame(y, codes), "L")
-                        mem = ask(protocol.dump_frame(if_changed=True), "D").memory
-                    else:
-                        r = ask(protocol.query_frame(codes), "Q")
-                        mem = None
-                    out.append((r.score, r.pred, r.mistake, r.count, mem))
-                final = ask(protocol.dump_frame(), "D")
-                if out:
-                    out[-1] = out[-1][:4] + (final.memory,)
-                return out
+                replies = (port.transact(f) for f in fw.frames(m, steps))
+                take = protocol.taker(replies, self.name, RuntimeFailure)
+                return [tuple(r) for r in fw.read(take, m, steps, self.name)]
             except KilobitError as e:
                 if isinstance(e, RuntimeFailure):
                     raise

@@ -53,32 +53,49 @@ def session(model_bytes, frames, board_name="uno", max_cycles=4 * 10 ** 9, timeo
     return protocol.parse_replies(result.output), result, sizes
 
 
-def replay(model_bytes, steps, board_name="uno"):
-    """Replay golden steps on the simulated board: (runtime tuples, SimResult, sizes)."""
-    m, _ = AssocInt.from_bytes(model_bytes)
-    frames = [protocol.info_frame()]
+#: the cycle markers around a learning step and a query (assoc_stream.c)
+MARK_LEARN, MARK_QUERY = (1, 2), (3, 4)
+
+
+def frames(m, steps):
+    """Every frame of a replay of `steps` on the firmware of model m (no stop frame)."""
+    out = [protocol.info_frame()]
     for op, y, values in steps:
         if op == "L":
-            frames += [learn_frame(y, values), protocol.dump_frame(if_changed=True)]
+            out += [learn_frame(y, values), protocol.dump_frame(if_changed=True)]
         else:
-            frames.append(query_frame(values))
-    frames += [protocol.dump_frame(), protocol.stop_frame()]
-    replies, result, sizes = session(model_bytes, b"".join(frames), board_name)
-    take = protocol.taker(replies, board_name)
+            out.append(query_frame(values))
+    return out + [protocol.dump_frame()]
 
+
+def read(take, m, steps, who, on_row=None):
+    """The runtime rows (prediction, count, classes, anchors, memory or None) of a replay's
+    replies (kilobit.runtimes.fw_learner.read's contract)."""
     got = info(take("I"))
     want = dict(version=protocol.VERSION, model_type=5, approach=m.approach, bits=m.bits, P=m.P,
                 d=m.d, cap=m.cap, kt=m.kt, R=m.R, mem_bytes=len(m.memory()))
     for k, v in want.items():
         if got[k] != v:
-            raise KilobitError("%s: info says %s = %r, model file %r" % (board_name, k, got[k], v))
+            raise KilobitError("%s: info says %s = %r, model file %r" % (who, k, got[k], v))
     out = []
-    for op, y, values in steps:
+    for i, (op, y, values) in enumerate(steps):
         row = step_reply(take(op))
         mem = dump_memory(take("D")) if op == "L" else None
         out.append(row + (mem,))
+        if on_row:
+            on_row(i, out[-1])
     final = dump_memory(take("D"))
-    take("S")
     if out:
         out[-1] = out[-1][:4] + (final,)
+    return out
+
+
+def replay(model_bytes, steps, board_name="uno"):
+    """Replay golden steps on the simulated board: (runtime tuples, SimResult, sizes)."""
+    m, _ = AssocInt.from_bytes(model_bytes)
+    fr = frames(m, steps) + [protocol.stop_frame()]
+    replies, result, sizes = session(model_bytes, b"".join(fr), board_name)
+    take = protocol.taker(replies, board_name)
+    out = read(take, m, steps, board_name)
+    take("S")
     return out, result, sizes

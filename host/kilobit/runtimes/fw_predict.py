@@ -55,34 +55,50 @@ def update_frames(codes, chunk=CHUNK, skip_zeros=False):
     return [protocol.frame("U", struct.pack("<H", s) + bytes(part)) for s, part in runs]
 
 
-def replay(model_bytes, inputs, board_name="uno", max_cycles=4 * 10 ** 9, skip_zeros=False):
-    """Stream each input (a list of codes) and predict, on the simulated board. Returns (rows,
-    SimResult, sizes): rows are the golden fields per input (Bonsai: P, leaf, scores,
-    prediction; ProtoNN: P, None for each D and k, scores, prediction); result.markers give
-    the cycles (kilobit.predict_fw.cycles)."""
-    spec, m, pl = load(model_bytes)
-    elf, sizes = build(model_bytes, board_name)
-    frames = [protocol.frame("I")]
-    for u in inputs:
-        frames += update_frames(u, skip_zeros=skip_zeros) + [protocol.frame("P")]
-    frames.append(protocol.stop_frame())
-    b = firmware.board(board_name)
-    result = avrsim.run(elf, b["mcu"], b["clock_hz"], b"".join(frames), max_cycles=max_cycles)
-    replies = protocol.parse_replies(result.output)
-    take = protocol.taker(replies, board_name)
+def frames(m, steps, skip_zeros=False):
+    """Every frame of a replay of predictor steps ("P", None, codes) on the firmware of model m
+    (no stop frame): info, then per input its update frames and a predict frame."""
+    out = [protocol.frame("I")]
+    for _, _, u in steps:
+        out += update_frames(u, skip_zeros=skip_zeros) + [protocol.frame("P")]
+    return out
 
+
+def read(take, m, steps, who, on_row=None, skip_zeros=False):
+    """The golden field rows of a replay's replies (kilobit.runtimes.fw_learner.read's
+    contract); the info reply must match the model file (type, sizes, CRC of the payload)."""
+    spec = registry.of_class(type(m))
+    pl = m.payload()[:-1]
     info = take("I").payload
     version, mtype, dims, top, chunk, _, crc = struct.unpack("<BBHBBBI", bytes(info))
     want = (protocol.VERSION, spec.type_id, m.dims, (1 << m.in_bits) - 1, CHUNK,
             zlib.crc32(pl) & 0xFFFFFFFF)
     if (version, mtype, dims, top, chunk, crc) != want:
         raise KilobitError("%s: the chip's info %s differs from the model file's %s"
-                           % (board_name, (version, mtype, dims, top, chunk, crc), want))
+                           % (who, (version, mtype, dims, top, chunk, crc), want))
     rows = []
-    for u in inputs:
-        for i in range(len(update_frames(u, skip_zeros=skip_zeros))):
+    for i, (_, _, u) in enumerate(steps):
+        for _ in range(len(update_frames(u, skip_zeros=skip_zeros))):
             take("U")
         rows.append(spec.firmware.reply_row(m, bytes(take("P").payload)))
+        if on_row:
+            on_row(i, rows[-1])
+    return rows
+
+
+def replay(model_bytes, inputs, board_name="uno", max_cycles=4 * 10 ** 9, skip_zeros=False):
+    """Stream each input (a list of codes) and predict, on the simulated board. Returns (rows,
+    SimResult, sizes): rows are the golden fields per input (Bonsai: P, leaf, scores,
+    prediction; ProtoNN: P, None for each D and k, scores, prediction); result.markers give
+    the cycles (cycles(result))."""
+    spec, m, pl = load(model_bytes)
+    elf, sizes = build(model_bytes, board_name)
+    steps = [("P", None, u) for u in inputs]
+    fr = frames(m, steps, skip_zeros) + [protocol.stop_frame()]
+    b = firmware.board(board_name)
+    result = avrsim.run(elf, b["mcu"], b["clock_hz"], b"".join(fr), max_cycles=max_cycles)
+    take = protocol.taker(protocol.parse_replies(result.output), board_name)
+    rows = read(take, m, steps, board_name, skip_zeros=skip_zeros)
     take("S")
     return rows, result, sizes
 

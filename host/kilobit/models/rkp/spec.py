@@ -3,9 +3,16 @@ from kilobit.core import kbfile
 from kilobit.models.rkp import commands, firmware, golden
 from kilobit.models.rkp.model import RKPInt
 from kilobit.models.spec import ModelSpec
+from kilobit.core.quant import quantize
+
+
+def inputs(m, X01):
+    """The device's inputs of rows scaled to [0, 1]."""
+    return quantize(X01, m.bits)
+
 
 SPEC = ModelSpec(
     name="rkp", type_id=kbfile.MODEL_TYPES["rkp"], title="Random Kernel Perceptron",
     paper="Djuric & Vucetic 2010", kind="learner", int_class=RKPInt, golden=golden,
     firmware=firmware, commands=commands, kbit="kbit.rkp:RKP", learns_online=True,
-    boards=("attiny2313", "attiny4313", "uno"))
+    inputs=inputs, boards=("attiny2313", "attiny4313", "uno"))
