@@ -9,7 +9,7 @@
 # mean |a| and the mean |a(t) - a(t-1)|, as 4-bit codes on a log scale -- predicts the activity
 # with four one-vs-rest Random Kernel Perceptrons (laplace, B=4, 8 support vectors each: 25 bytes
 # of memory per class), prints it, then learns the true label: the prequential protocol of an
-# on-device learner. Integer-only; the same stream on the host (kilobit.rkp.RKPInt) gives the
+# on-device learner. Integer-only; the same stream on the host (kilobit.models.rkp.RKPInt) gives the
 # same predictions (tests/test_boards.py checks it on the virtual board).
 from kbit.rkp import RKP
 from kbit.rng import seed_state
@@ -17,7 +17,7 @@ from kbit.rng import seed_state
 DATA = "basicmotions_acc.bin"
 CLASSES = ("Standing", "Walking", "Running", "Badminton")
 N = 100  # samples per axis and recording
-# kilobit.rkp.power_table("laplace", 4, -2), made on the host: the kernel's weight table
+# kilobit.models.rkp.power_table("laplace", 4, -2), made on the host: the kernel's weight table
 TABLE = bytes.fromhex("c79b5e2305")
 models = [RKP("laplace", 4, 6, 8, -2, 255, TABLE, seed_state(k + 1)) for k in range(4)]
 

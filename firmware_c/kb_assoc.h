@@ -248,7 +248,8 @@ static inline uint8_t kb_assoc_learn(kb_assoc_t *m, const int8_t *u, uint8_t y, 
     return 0;
 }
 
-/* Parameter ranges of the contract (kilobit.assoc.check_params), plus nc and the generator. */
+/* Parameter ranges of the contract (kilobit.models.assoc.check_params), plus nc and the
+ * generator. */
 static inline int kb_assoc_check_params(uint8_t approach, uint8_t bits, uint8_t P, uint8_t d,
                                         uint8_t cap, uint8_t kt, uint8_t R, uint8_t nc,
                                         uint16_t rng)
@@ -274,7 +275,7 @@ static inline int kb_assoc_live(const kb_assoc_t *m, uint16_t s, uint8_t p)
            s % m->kt < kb_assoc_valid(m, (uint8_t)(s / m->kt), p);
 }
 
-/* The state checks of kilobit.assoc.AssocInt.check_state: 1 when a learner can reach it. */
+/* The state checks of kilobit.models.assoc.AssocInt.check_state: 1 when a learner can reach it. */
 static inline int kb_assoc_check_state(const kb_assoc_t *m)
 {
     const uint16_t S = kb_assoc_rows(m), T = kb_assoc_T(m);

@@ -1,7 +1,7 @@
 /*
  * kb_assoc_file.h - load an assoc model file (docs/contract.md sections 4 and 9) in place.
  *
- * Refuses what kilobit.assoc.AssocInt.from_bytes refuses, in the same order: the container's
+ * Refuses what kilobit.models.assoc.AssocInt.from_bytes refuses, in the same order: the container's
  * errors (kb_file.h), a type other than assoc, parameters outside the contract (KB_ERR_PARAM),
  * a short payload (KB_ERR_TRUNCATED), a state no learner can reach (KB_ERR_PARAM), a bad
  * scaler trailer. The model's buffers point into `data`, which must stay alive and writable;

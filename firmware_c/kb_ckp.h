@@ -2,7 +2,7 @@
  * kb_ckp.h - Compressed Kernel Perceptron, integer only (docs/contract.md, section 6).
  *
  * Header-only, no malloc, no recursion, no floating point. The host integer reference
- * kilobit.ckp.CKPInt is the specification; this code must agree with it bit for bit.
+ * kilobit.models.ckp.CKPInt is the specification; this code must agree with it bit for bit.
  *
  * The budget is L bits: the support vectors live in one bit-packed memory of ceil(L/8) bytes,
  * each its label bit, then its M codes at its own precision (b + 1 bits for slots 0 .. n1-1, b
@@ -532,7 +532,8 @@ static inline kb_ckp_score_t kb_ckp_learn(kb_ckp_t *m, const uint8_t *u, uint8_t
 #include "kb_file.h"
 
 /* Load a CKP model file into *m (left untouched on error): the checks of
- * kilobit.ckp.CKPInt.from_bytes in its order. Runtime parameters point into `data`, which must
+ * kilobit.models.ckp.CKPInt.from_bytes in its order. Runtime parameters point into `data`, which
+ * must
  * stay alive and writable, and use `scratch` (dims bytes); compile-time parameters must match
  * the file's (KB_ERR_MISMATCH) and the memory is copied into kb_ckp_mem. */
 static inline kb_err_t kb_ckp_load(kb_ckp_t *m, uint8_t *data, size_t len, uint16_t *scratch)

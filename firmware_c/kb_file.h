@@ -1,7 +1,7 @@
 /*
  * kb_file.h - read and validate a .kb model file (docs/contract.md, section 4).
  *
- * Refuses exactly what the host loader (kilobit.kbfile.unpack, RKPInt.from_bytes) refuses, in
+ * Refuses exactly what the host loader (kilobit.core.kbfile.unpack, RKPInt.from_bytes) refuses, in
  * the same order, each with its own error code: a device must never learn on top of a foreign,
  * truncated or corrupt snapshot. The trailing scaler (float32 lo/hi) is host-only and is
  * skipped as bytes, so no floating point is involved.
@@ -149,7 +149,7 @@ static inline kb_err_t kb_file_trailer(const uint8_t *pl, uint32_t plen, uint32_
     return pl[used] != 0 || rest != 0 ? KB_ERR_TRAILER : KB_OK;
 }
 
-/* check_params of kilobit.rkp, plus the generator state. */
+/* check_params of kilobit.models.rkp, plus the generator state. */
 static inline kb_err_t kb_rkp_check_params(uint8_t kernel, uint8_t bits, uint16_t dims,
                                            uint16_t budget, int8_t width, uint8_t C,
                                            uint16_t rng)

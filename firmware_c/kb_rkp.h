@@ -2,7 +2,7 @@
  * kb_rkp.h - Random Kernel Perceptron, integer only (docs/contract.md, section 3).
  *
  * Header-only, no malloc, no recursion, no floating point. The host integer reference
- * kilobit.rkp.RKPInt is the specification; this code must agree with it bit for bit.
+ * kilobit.models.rkp.RKPInt is the specification; this code must agree with it bit for bit.
  *
  * Two configurations share every line of the algorithm below:
  *
@@ -221,7 +221,8 @@ static const uint8_t kb_rkp_table[KB_RKP_CONST_NTAB > 0 ? KB_RKP_CONST_NTAB : 1]
     KB_RKP_CONST_TABLE_INIT;
 
 /* Optional: the weights themselves, KB_RKP_CONST_WTAB_INIT = {w(0), .., w(2^J - 1)}, computed by
- * the host with the rule of contract 3.2 (kilobit.firmware does, for 2^J <= 64). w(k) is then
+ * the host with the rule of contract 3.2 (kilobit.runtimes.firmware does, for 2^J <= 64). w(k) is
+ * then
  * one flash read, and the log method with its division is not linked at all. */
 #ifdef KB_RKP_CONST_WTAB_INIT
 #define KB_RKP_CONST_WTAB_N (1L << KB_RKP_CONST_NTAB)

@@ -15,7 +15,7 @@
 /* The generator state: 1..65535. 0 is a fixed point of xorshift, hence invalid. */
 typedef uint16_t kb_rng_t;
 
-/* Map any seed to a valid state, as kilobit.rng.seed_state (the modulo runs once, at init). */
+/* Map any seed to a valid state, as kilobit.core.rng.seed_state (the modulo runs once, at init). */
 static inline kb_rng_t kb_rng_seed(uint32_t seed)
 {
     return (kb_rng_t)(seed % 65535u + 1u);

@@ -26,7 +26,7 @@ if [ ! -f tools/mpwasm/node_modules/@micropython/micropython-webassembly-pyscrip
 fi
 
 # Shuttle (the CKP paper's data) as the R package mlbench ships it: the Debian package is only
-# unpacked under build/data (no R); kilobit.rdata reads the .rda file.
+# unpacked under build/data (no R); kilobit.data.rdata reads the .rda file.
 MLBENCH=build/data/r-cran-mlbench/usr/lib/R/site-library/mlbench/data/Shuttle.rda
 if [ ! -f "$MLBENCH" ]; then
   echo "setup: unpacking r-cran-mlbench (Shuttle data) under build/data"

@@ -412,7 +412,8 @@ def test_allocation_under_lock_fails_the_assoc_replay(tmp_path):
     assert p.returncode == 0 and p.stdout.split() == ["-1", "0", "1", "1", "1"], p.stderr
 
 
-# ---- the image features (kilobit.features) ---------------------------------------------------
+# ---- the image features (kilobit.data.features)
+# ---------------------------------------------------
 
 def test_fwht_is_the_sylvester_hadamard_matrix_and_hadamard_keeps_distances():
     from scipy.linalg import hadamard as sylvester

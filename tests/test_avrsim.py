@@ -1,5 +1,5 @@
-"""The simavr harness (firmware_c/sim/kb_sim.c + kilobit.avrsim): UART bridge, cycle markers,
-stack tracking, termination and failure reporting, on a simulated ATtiny2313 and ATmega328P."""
+"""The simavr harness (firmware_c/sim/kb_sim.c + kilobit.runtimes.avrsim): UART bridge, cycle
+markers, stack tracking, termination and failure reporting, on a simulated ATtiny2313 and ATmega328P."""
 import json
 import os
 import random

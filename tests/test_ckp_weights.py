@@ -1,7 +1,7 @@
 """Every CKP kernel weight w(k), k = 0..65535, on the chips and in C against the host's.
 
 The weight (docs/contract.md 3.2: the log method with rounded division) has three implementations:
-kilobit.kernel (the host reference CKPInt scores and learns with), kb_kernel.h's C (host, Uno,
+kilobit.core.kernel (the host reference CKPInt scores and learns with), kb_kernel.h's C (host, Uno,
 ATtinys when the assembly step is not selected) and the `logw` routine of
 firmware_c/avr/kb_ckp_step.S (the ATtiny step). A wrong rounding constant there changes only a
 few keys (one of the 65536 for the Banana table), which no learning stream is sure to reach, so
@@ -46,7 +46,7 @@ def model(case):
 
 @functools.lru_cache(maxsize=None)
 def host_weights(case):
-    """w(0 .. 65535) of the model's table and C by kilobit.kernel: `weights` (CKPInt's scores
+    """w(0 .. 65535) of the model's table and C by kilobit.core.kernel: `weights` (CKPInt's scores
     and margins) and `weight` (its norm update) must agree key for key."""
     m = model(case)
     want = weights(np.arange(KEYS), m.table, m.C)
@@ -79,7 +79,8 @@ def run_harness(build_dir, case, mcu, defines=()):
     header.write_text(ckp_fw.header(model(case).to_bytes()))
     f_cpu = avrsim.DEFAULT_FREQ[mcu]
     elf, _ = avrsim.avr_build(
-        [HARNESS, os.path.join(firmware.FIRMWARE_C, ckp_fw.EXTRA_SOURCES[0])], mcu, str(build_dir / (name + ".elf")),
+        [HARNESS, os.path.join(firmware.FIRMWARE_C, ckp_fw.EXTRA_SOURCES[0])], mcu,
+        str(build_dir / (name + ".elf")),
         defines=["KB_CKP_LOGW_ENTRY", "BAUD=%dUL" % (f_cpu // 8)] + list(defines),
         f_cpu=f_cpu, extra_flags=list(firmware.WARN) + ["-include", str(header)])
     r = avrsim.run(elf, mcu, f_cpu)

@@ -104,7 +104,7 @@ class CKP:
     def __init__(self, bits, dims, L, width, C, table, qstart, qshift, q, state=1, count=0,
                  norm=0):
         """An empty learner. table: the power table P; qstart, qshift and q (one byte per
-        entry): the loss_q table; all made on the host (kilobit.ckp.power_table, loss_table).
+        entry): the loss_q table; all made on the host (kilobit.models.ckp.power_table, loss_table).
         state: kbit.rng.seed_state(seed). Codes given to score/learn must be in 0 .. 2^bits-1."""
         err = check(bits, dims, L, width, C, state, count, norm) or check_table(table, C)
         top = max_svs(L, dims)

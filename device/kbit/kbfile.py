@@ -90,7 +90,7 @@ class _BytesSource:
 class Reader:
     """Read one model file: the header at construction, then the payload, then `finish()`.
 
-    Checks in the order of the host (kilobit.kbfile.unpack): magic, too short, version, model
+    Checks in the order of the host (kilobit.core.kbfile.unpack): magic, too short, version, model
     type, length; the CRC in `finish()`. Callers must report payload errors only after
     `finish()` succeeded, so that a corrupt file is called corrupt, not "bad parameters".
     """

@@ -81,7 +81,7 @@ class RKP:
 
     def __init__(self, kernel, bits, dims, budget, width, C, table, state=1, count=0):
         """An empty learner. kernel: "laplace"/"rbf" (or LAPLACE/RBF); table: the power table
-        P made on the host (kilobit.rkp.power_table); state: kbit.rng.seed_state(seed).
+        P made on the host (kilobit.models.rkp.power_table); state: kbit.rng.seed_state(seed).
         Codes given to score/learn must be in 0 .. 2^bits-1 (they are not checked)."""
         if kernel in _NAMES:
             kernel = _NAMES.index(kernel)
@@ -121,7 +121,7 @@ class RKP:
         elif r.left < _PARAMS:
             err = "truncated rkp payload"
         else:
-            # checks in the order of the host reference (kilobit.rkp.RKPInt.from_bytes)
+            # checks in the order of the host reference (kilobit.models.rkp.RKPInt.from_bytes)
             p = r.read(_PARAMS)
             dims = p[2] | p[3] << 8
             budget = p[4] | p[5] << 8

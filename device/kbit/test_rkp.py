@@ -1,7 +1,7 @@
 """Tests of kbit, micropython-lib style: pytest runs them under CPython, and the same file runs
 as a script on a board or the WebAssembly build (`node tools/mpwasm/run.mjs
 device/kbit/test_rkp.py`). Plain asserts, no pytest import, values pinned by hand or by the
-host reference (kilobit.rkp.RKPInt).
+host reference (kilobit.models.rkp.RKPInt).
 """
 import io
 
@@ -107,7 +107,7 @@ def test_bit_packing():
     assert len(RKP("laplace", 4, 2, 62, 0, 255, ()).memory) == 70  # Banana: 62 x 9 bits
 
 
-# laplace, B=2, M=2, T=3, A=0, C=255, seed 0: table and sequence from kilobit.rkp.RKPInt
+# laplace, B=2, M=2, T=3, A=0, C=255, seed 0: table and sequence from kilobit.models.rkp.RKPInt
 SEQ_TABLE = (199, 155, 94, 35, 5)
 SEQ = (  # u0 u1 y score mistake count
     (2, 1, 1, 0, 1, 1), (0, 0, 0, 255, 1, 2), (2, 0, 0, 56, 1, 3), (0, 0, 1, -289, 1, 3),

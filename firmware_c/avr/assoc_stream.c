@@ -15,7 +15,8 @@
  * label when every class slot is taken, an unknown op) gets an error reply and changes nothing.
  *
  * The parameters and the initial state (a model file's: a host-trained or host-seeded memory
- * continues here) come from a header the host generates (kilobit.assoc_fw.header), passed with
+ * continues here) come from a header the host generates (kilobit.models.assoc.firmware.header),
+ * passed with
  * -include. RAM: the memory (one array: labels, fill counters, int8 anchors, connection bits),
  * one frame (label + T values), P nearest rows and distances, the model struct, the stack.
  *
@@ -28,7 +29,7 @@
 #include <stdint.h>
 
 #ifndef KB_ASSOC_FW_P
-#error "build with -include of a model header (kilobit.assoc_fw.header)"
+#error "build with -include of a model header (kilobit.models.assoc.firmware.header)"
 #endif
 
 #include "../kb_assoc.h"

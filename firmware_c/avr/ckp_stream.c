@@ -15,12 +15,14 @@
  *
  * The parameters, the power table and the loss table (in flash) and the initial state
  * (generator, count, norm, memory: a model trained on the host continues here) come from a
- * header the host generates from a model file (kilobit.ckp_fw.header), passed with -include.
+ * header the host generates from a model file (kilobit.models.ckp.firmware.header), passed with
+ * -include.
  *
  * RAM: the bit budget's memory, the model state (generator 2, count, norm 4, schedule), one
  * frame (label + M codes), 2M bytes of scratch (the point's centres and a decoded support
  * vector's), and the stack. On cores without a multiplier the step is kb_ckp_step.S (linked
- * by kilobit.ckp_fw.build), which keeps its state in registers: the Banana build of the issue
+ * by kilobit.runtimes.firmware.build), which keeps its state in registers: the Banana build of
+ * the issue
  * (L = 560, P = 6, M = 2) is then ~2 KB of flash and ~105 B of RAM with the stack.
  * Cycle markers on GPIOR1 bracket the compute only: 1 before and 2 after a learning step, 3
  * before and 4 after a query.
@@ -32,7 +34,7 @@
 #include <stdint.h>
 
 #ifndef KB_CKP_CONST
-#error "build with -include of a model header (kilobit.ckp_fw.header)"
+#error "build with -include of a model header (kilobit.models.ckp.firmware.header)"
 #endif
 #ifndef KB_TABLE_PROGMEM
 #define KB_TABLE_PROGMEM

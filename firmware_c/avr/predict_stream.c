@@ -8,7 +8,7 @@
  *                                                         field sizes, CRC-32 of the model
  *     stop                                             -> an acknowledgement, then sleep
  *
- * The model (its device payload: kilobit.predict_fw) is one array in flash; RAM holds the
+ * The model (its device payload: kilobit.models.predictor) is one array in flash; RAM holds the
  * parsed offsets, the projection's d accumulators, P and the scores, one frame of at most
  * KB_FW_CHUNK codes and the stack: nothing grows with the input dimension. A frame is applied
  * only when it is entirely right (checksum, length, indices above the previous ones of this
@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #ifndef KB_FW_MODEL_TYPE
-#error "build with -include of a model header (kilobit.predict_fw)"
+#error "build with -include of a model header (kilobit.models.predictor.header)"
 #endif
 #ifndef KB_FW_CHUNK
 #define KB_FW_CHUNK 16

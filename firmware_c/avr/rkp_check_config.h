@@ -15,7 +15,7 @@
 #define KB_RKP_CONST_BUDGET 62
 #define KB_RKP_CONST_C 255
 #define KB_RKP_CONST_NTAB 1
-#define KB_RKP_CONST_TABLE_INIT {5} /* kilobit.rkp.power_table("laplace", 4, -6, 255) */
+#define KB_RKP_CONST_TABLE_INIT {5} /* kilobit.models.rkp.power_table("laplace", 4, -6, 255) */
 
 #ifdef __AVR__
 #define KB_TABLE_PROGMEM /* 1 byte here, but a generated table can have 32 */

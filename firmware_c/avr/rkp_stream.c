@@ -16,7 +16,7 @@
  *
  * The model's parameters, its power table (in flash) and its initial state (generator, count,
  * memory: a model trained on the host continues learning here) come from a header the host
- * generates from a model file (kilobit.firmware.rkp_header) and passes with `-include`.
+ * generates from a model file (kilobit.models.rkp.firmware.header) and passes with `-include`.
  * firmware_c/avr/rkp_check_config.h also works, as a fresh model.
  *
  * Cycle markers on GPIOR1 (read by firmware_c/sim/kb_sim.c) bracket the compute only, never a
@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 #ifndef KB_RKP_CONST
-#error "build with -include of a model header (kilobit.firmware.rkp_header)"
+#error "build with -include of a model header (kilobit.models.rkp.firmware.header)"
 #endif
 #ifndef KB_TABLE_PROGMEM
 #define KB_TABLE_PROGMEM

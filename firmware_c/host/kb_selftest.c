@@ -1,6 +1,6 @@
 /*
  * kb_selftest - expose kb_rng.h and the weight function of kb_rkp.h to the Python tests, which
- * compare them exhaustively with kilobit.rng and kilobit.rkp.weight.
+ * compare them exhaustively with kilobit.core.rng and kilobit.models.rkp.weight.
  *
  *     kb_selftest seed SEED            the generator state of a seed
  *     kb_selftest rng STATE N          N outputs of next() from STATE, one per line

@@ -1,9 +1,10 @@
 /*
  * test_ckp_logw: the CKP kernel weight w(k) (docs/contract.md 3.2) for every k in 0..65535,
  * one byte each on the UART in order of k, then stop (cli; sleep). tests/test_ckp_weights.py
- * compares the 65536 bytes with kilobit.kernel's weights for the same power table and C.
+ * compares the 65536 bytes with kilobit.core.kernel's weights for the same power table and C.
  *
- * Built like ckp_stream.c: -include of a ckp model header (kilobit.ckp_fw.header; only its
+ * Built like ckp_stream.c: -include of a ckp model header (kilobit.models.ckp.firmware.header;
+ * only its
  * table, C and the parameters that select the step matter here), linked with
  * firmware_c/avr/kb_ckp_step.S. On a core without a multiplier (kb_ckp.h's KB_CKP_ASM) it
  * calls the assembly's own logw, which -DKB_CKP_LOGW_ENTRY exports as kb_ckp_logw: a wrong
@@ -15,7 +16,7 @@
 #include <stdint.h>
 
 #ifndef KB_CKP_CONST
-#error "build with -include of a model header (kilobit.ckp_fw.header)"
+#error "build with -include of a model header (kilobit.models.ckp.firmware.header)"
 #endif
 
 /* The headers carry a whole firmware's statics; this one uses the weight and the UART only. */

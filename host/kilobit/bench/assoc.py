@@ -8,7 +8,7 @@ Writes docs/benchmarks/assoc.md (and two PNG plots beside it) with
     I-I parameters chosen as the paper's BACR (Figure 5): the most accurate (P, k~) of a grid
     whose memory is at most a tenth of 1-NN's;
 (b) Table I / Figure 2: I-I, N-I and N-O at the chosen parameters, R = 1 and R = 10;
-(c) one-shot learning (k~ = 1) with the device's rule (kilobit.assoc.AssocInt), every class
+(c) one-shot learning (k~ = 1) with the device's rule (kilobit.models.assoc.AssocInt), every class
     learnt, checked step for step against device/kbit;
 (d) the class-incremental protocol (eq. 2, 200 random class orders, Figure 3) and the
     example-incremental protocol (5 parts, Figure 4), as tables and plots;
@@ -16,12 +16,12 @@ Writes docs/benchmarks/assoc.md (and two PNG plots beside it) with
     stack, cycles, accuracy, agreement with the integer reference.
 
 The image sets (digits-10, MNIST-10) get (a) twice: on raw pixels and on fixed, label-free image
-features (`kilobit.features.image`: gradient-orientation histograms, then a randomized
+features (`kilobit.data.features.image`: gradient-orientation histograms, then a randomized
 Walsh-Hadamard transform), every method of the table on the same features; (a'') says what each
 step of that pipeline does, (a''') the devices' anchor rule beside the paper's sampling there
 (the verdicts on these features are the devices'). (b)-(d) stay on raw features.
 
-All features are the device's int8 values (8 bits, `kilobit.assoc.to_int8` of the min-max
+All features are the device's int8 values (8 bits, `kilobit.models.assoc.to_int8` of the min-max
 scaled features); every method here (the baselines too) works on them with squared Euclidean
 distance, and memory is counted at f = 8 bits per stored value for every method (the paper
 used f = 32 for all; the ratios do not depend on f except for the connection bits).
@@ -52,7 +52,7 @@ UNO = dict(approach="I-I", P=1, d=16, cap=10, kt=10, R=1)  # the Uno's pendigits
 PNG_CLASS = "assoc-class-incremental.png"
 PNG_EXAMPLE = "assoc-example-incremental.png"
 IMAGES = {"digits-10": 8, "mnist-10": 28}  # the image sets and their side in pixels
-FEATURES = "hog+wht"  # the pipeline of the image sets' second rows (kilobit.features.image)
+FEATURES = "hog+wht"  # the pipeline of the image sets' second rows (kilobit.data.features.image)
 STEPS = {"wht": "WHT only", "hog": "HOG only", "hog+wht": "HOG+WHT"}  # (a''), in this order
 OTHER_SPLITS = (1, 2)  # the feature verdict again on these splits (the pipeline was chosen on 0)
 
@@ -683,18 +683,19 @@ def _write(out, quick, runtime, results, shots, ci, ei, uno, skipped, plot_note,
     add("")
     add("Protocol. Each data set's split is `kilobit.data.load(name, seed=0)`; the min-max scaler "
         "is fitted on its training part and every feature becomes an int8 device value "
-        "(`kilobit.assoc.to_int8`, B = 8). *Every* method below, the baselines included, works on "
+        "(`kilobit.models.assoc.to_int8`, B = 8). *Every* method below, the baselines included, "
+        "works on "
         "these values with squared Euclidean distance, and memory is counted at f = 8 bits per "
         "stored value for all of them (the paper used f = 32 for all). The paper's I-I (anchors "
         "sampled per class, independently per subspace, R = 1 output neuron per class) is "
-        "`kilobit.assoc.AssociativeMemory`; accuracies are means over %d anchor samplings "
+        "`kilobit.models.assoc.AssociativeMemory`; accuracies are means over %d anchor samplings "
         "(seeds). Complexity-p (operations per prediction) and memory are the paper's "
         "formulas: I-I T·K + P·R·C and K·T·f + K·P·R·C; k-NN M·T and M·T·f; PQ T·K + M·P and "
         "T·f·K + M·P·log2 K." % nseeds)
     add("")
     add("Features. The paper fed the memory a pre-trained CNN's features; kilobit takes feature "
         "vectors as given. The image sets (digits-10, MNIST-10) are reported twice: on raw "
-        "pixels, and on `kilobit.features.image` (%s): gradient-orientation histograms "
+        "pixels, and on `kilobit.data.features.image` (%s): gradient-orientation histograms "
         "(4 x 4 cells, 8 signed orientations, unit length: `features.hog`), then a randomized "
         "Walsh-Hadamard transform (random signs from the contract generator and seed 0, then "
         "the orthonormal transform, twice: `features.hadamard`), 128 values either way. Nothing "
@@ -808,7 +809,7 @@ def _write(out, quick, runtime, results, shots, ci, ei, uno, skipped, plot_note,
         add("")
         add("### (a'') the image pipeline step by step")
         add("")
-        add("Each step of `kilobit.features.image` alone and both together, every method on "
+        add("Each step of `kilobit.data.features.image` alone and both together, every method on "
             "the same features; I-I at the largest k~ within the memory bound for each P "
             "(mean over the seeds). *gap* = 1-NN minus the best I-I; the target is <= 5 "
             "points.")
@@ -890,7 +891,7 @@ def _write(out, quick, runtime, results, shots, ci, ei, uno, skipped, plot_note,
     add("")
     add("## (c) One-shot learning on the device (k~ = 1)")
     add("")
-    add("The device's rule (`kilobit.assoc.AssocInt`, bit for bit device/kbit and the C "
+    add("The device's rule (`kilobit.models.assoc.AssocInt`, bit for bit device/kbit and the C "
         "runtime): a fresh memory with capacity C, the classes arriving in a random order, "
         "**one** example each (the first of its class in a seeded shuffle of the training "
         "set), then the whole test set. *every class* = the memory holds C classes, each one "
@@ -982,7 +983,7 @@ def _write(out, quick, runtime, results, shots, ci, ei, uno, skipped, plot_note,
         lc, qc = np.array(uno["learn_cycles"]), np.array(uno["query_cycles"])
         add("`firmware_c/avr/assoc_stream.c` built for the ATmega328P at 16 MHz with I-I, "
             "P = %d, d = %d, capacity %d classes, k~ = %d, R = %d (B = 8), run cycle-exact on "
-            "simavr (kilobit.avrsim): a fresh memory learns the %d training examples of "
+            "simavr (kilobit.runtimes.avrsim): a fresh memory learns the %d training examples of "
             "pendigits-10 in a seeded random order, one learn frame each (each class is new "
             "when it first comes: class-incremental), then answers %d test queries."
             % (UNO["P"], UNO["d"], UNO["cap"], UNO["kt"], UNO["R"], uno["n_train"],
@@ -1030,7 +1031,8 @@ def _write(out, quick, runtime, results, shots, ci, ei, uno, skipped, plot_note,
 
 
 # ---- `kilobit bench assoc` (kilobit.cli finds every bench module by these three) ----
-HELP = "the associative memory paper's experiments (Tables I-III, Figures 3-4), one-shot, the Uno build"
+HELP = ("the associative memory paper's experiments (Tables I-III, Figures 3-4), one-shot, "
+        "the Uno build")
 
 
 def add_args(b):

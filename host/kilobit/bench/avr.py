@@ -14,7 +14,7 @@ is streamed to the simulated chip as learn frames, the test split as query frame
   stream's mean;
 - cycles per prediction: marker 3 to 4 of every query frame;
 - accuracy: of the chip's own replies to the query frames, checked to equal the host integer
-  reference (kilobit.rkp.RKPInt) fed the same frames -- every score must be identical.
+  reference (kilobit.models.rkp.RKPInt) fed the same frames -- every score must be identical.
 
 Shuffle s (s = 0..shuffles-1) draws the split with kilobit.data.load(name, seed=s) and seeds the
 generator with s, as `kilobit bench rkp` does; accuracies are mean +- std over the shuffles,
@@ -167,7 +167,8 @@ def _report(res, shuffles, quick, elapsed):
                                               % QUICK_TRAIN if quick else ""))
     add("- paper: N. Djuric, S. Vucetic, *Random Kernel Perceptron on ATTiny2313 "
         "Microcontroller*, SensorKDD 2010, section 3.1, Tables 3-5 (fixed-point columns)")
-    add("- firmware: firmware_c/avr/rkp_stream.c with the header kilobit.firmware generates from "
+    add("- firmware: firmware_c/avr/rkp_stream.c with the header kilobit.runtimes.firmware "
+        "generates from "
         "the model; UART protocol docs/uart-protocol.md; simulator firmware_c/sim/kb_sim.c "
         "(simavr, cycle-exact)")
     add("")

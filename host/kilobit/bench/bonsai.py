@@ -1,14 +1,14 @@
 """`kilobit bench bonsai`: Bonsai (Kumar, Goyal & Varma, ICML 2017) trained on the host,
 quantized to int16 and int8, and run on the simulated Uno; written to docs/benchmarks/bonsai.md.
 
-For each data set (SETS): one float model is trained (kilobit.bonsai.Bonsai, seed 0, the byte
+For each data set (SETS): one float model is trained (kilobit.models.bonsai.Bonsai, seed 0, the byte
 budget split between Z and Theta at int8), then quantized to int16 and int8 with power-of-two
 scales chosen on the training codes; int16 is the same float model stored at 16 bits (twice
 the matrix bytes). Reported:
 
 - accuracy on the test split of the float model (on the device's input codes, with the device's
   tanh approximation and hard paths) and of the int16 and int8 integer models
-  (kilobit.bonsai.BonsaiInt, the contract the device follows bit for bit);
+  (kilobit.models.bonsai.BonsaiInt, the contract the device follows bit for bit);
 - bytes on the device: the model file's payload without its host-only scaler trailer;
 - training time: wall clock of the three phases (start, IHT, retraining), this machine;
 - Uno cycles per prediction: the int8 model built into firmware_c/avr/predict_stream.c, the first

@@ -1,14 +1,14 @@
 """`kilobit bench ckp`: the Compressed Kernel Perceptron (Vucetic, Coric & Wang 2009) on
 kilobit's references and on a simulated AVR, written to docs/benchmarks/ckp.md.
 
-(a) Table 3: the float reference (`kilobit.ckp.CKPFloat`, the paper's Table 1 in double
+(a) Table 3: the float reference (`kilobit.models.ckp.CKPFloat`, the paper's Table 1 in double
     precision: exact exp and erf, float inputs) with the paper's protocol -- its splits (Table 2),
     min-max scaling fitted on the training part, RBF kernel of width A, budgets
     L = M x {50, 100, 200, 500, 1000} bits counting only the support vectors' attributes (as the
     paper: "we counted only bitlength memory needed to store support vectors"), one online pass,
     10 repetitions -- plus the unbounded kernel perceptron; accuracy, B and b as mean (std)
     beside the paper's numbers.
-(b) Integer against float at L/M = 100 and 500: `kilobit.ckp.CKPInt` (the contract, P = 8-bit
+(b) Integer against float at L/M = 100 and 500: `kilobit.models.ckp.CKPInt` (the contract, P = 8-bit
     inputs, labels stored in the budget) against `CKPFloat` with the same accounting (label
     bits counted, precision capped at P), same splits, orders and generator seeds, over
     INT_REPS repetitions: the paired differences, their mean and standard error per cell, per
@@ -99,7 +99,7 @@ def _int_run(xtr, ytr, xte, yte, L, A, seed, bits=INT_BITS):
 def measure_avr(board, seed, limit=None, L=AVR_L, A=AVR_A, bits=AVR_BITS, C=AVR_C):
     """Banana (the RKP benchmark's split for `seed`) through the CKP firmware on a simulated
     board; every reply compared with the host integer reference. Returns a dict of figures, or
-    raises FitError (kilobit.firmware) when the firmware does not fit the board."""
+    raises FitError (kilobit.runtimes.firmware) when the firmware does not fit the board."""
     from kilobit.runtimes.avr_sim import session
 
     split = data.load("banana", seed=seed)
@@ -417,7 +417,8 @@ def _report(command, reps, quick, table, inter, avr_res, missing, budgets, secon
             "with seed *s*, the training part streamed as learn frames, the test part as "
             "queries, one online pass. CKP: L = %d bits (70 bytes, labels included), A = %g, "
             "P = %d-bit inputs, C = %d; the learner picks B and b itself. The firmware is "
-            "firmware_c/avr/ckp_stream.c built for the model by kilobit.ckp_fw; the chip's "
+            "firmware_c/avr/ckp_stream.c built for the model (kilobit.models.ckp.firmware); "
+            "the chip's "
             "replies are compared with the host integer reference, reply by reply. Data = "
             "static RAM + the stack high-water mark measured by the simulator. RKP's best "
             "hand-picked bit width at this budget: %d bits, %.2f%% (4 bits: %.2f%%)."

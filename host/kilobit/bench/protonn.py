@@ -1,13 +1,14 @@
 """`kilobit bench protonn`: ProtoNN (Gupta et al., ICML 2017) trained on the host, quantized to
 int16 and int8, and run on the simulated Uno; written to docs/benchmarks/protonn.md.
 
-For each data set (SETS): one float model (kilobit.protonn.ProtoNN, seed 0, the byte budget at
+For each data set (SETS): one float model (kilobit.models.protonn.train.ProtoNN, seed 0, the byte
+budget at
 int8 turned into the sparsities s_W, s_B, s_Z), quantized to int16 and int8 with power-of-two
 scales and a kernel table chosen on the training codes; int16 is the same float model stored
 at 16 bits (twice the matrix bytes). Reported:
 
 - accuracy on the test split of the float model (evaluated on the device's input codes) and of
-  the int16 and int8 integer models (kilobit.protonn_int.ProtoNNInt, the contract the device
+  the int16 and int8 integer models (kilobit.models.protonn.ProtoNNInt, the contract the device
   follows bit for bit);
 - bytes on the device: the model file's payload without its host-only scaler trailer;
 - training time: wall clock of Algorithm 1 (initialisation included), this machine;
@@ -17,7 +18,8 @@ at 16 bits (twice the matrix bytes). Reported:
 - Uno: the int8 256-feature models (mnist16-2 at 1 KB, the target, and at 2 KB) built into
   firmware_c/avr/predict_stream.c, the first UNO_INPUTS test inputs streamed over the simulated
   UART, cycles inside the update and predict handlers per input (UART excluded), RAM static +
-  measured stack, every reply checked against the host integer model (kilobit.predict_fw, as
+  measured stack, every reply checked against the host integer model (kilobit.runtimes.fw_predict,
+  as
   `kilobit bench bonsai`).
 """
 import time
@@ -202,7 +204,8 @@ def _report(res, sd, quick, seconds):
                                           QUICK_UNO_INPUTS))
         add("")
     L += run_lines(seconds)
-    add("Each data set: one float model (kilobit.protonn, Algorithm 1: alternating projected "
+    add("Each data set: one float model (kilobit.models.protonn.train, Algorithm 1: "
+        "alternating projected "
         "(S)GD over Z, B, W with hard thresholding, each block's subproblem starting at the "
         "Armijo step eta_0 then eta_0/t in its epoch t, Gaussian W, per-class k-means "
         "prototypes, gamma = 2.5 / median distance; seed 0), its byte "
@@ -312,7 +315,8 @@ def run(out="docs/benchmarks/protonn.md", quick=False, progress=print, only=None
 
 
 # ---- `kilobit bench protonn` (kilobit.cli finds every bench module by these three) ----
-HELP = 'ProtoNN: float/int16/int8 accuracy, bytes, training time, seeds, Uno cycles and RAM (issue 6)'
+HELP = ("ProtoNN: float/int16/int8 accuracy, bytes, training time, seeds, Uno cycles and RAM "
+        "(issue 6)")
 
 
 def add_args(b):

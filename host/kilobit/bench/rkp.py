@@ -2,8 +2,8 @@
 
 Writes docs/benchmarks/rkp.md with
 
-(a) Tables 3-5: test accuracy of the integer model (`kilobit.rkp.RKPInt`) and of the float
-    reference (`kilobit.rkp.RKPFloat`, the paper's eq. 6 in double precision) at the paper's
+(a) Tables 3-5: test accuracy of the integer model (`kilobit.models.rkp.RKPInt`) and of the float
+    reference (`kilobit.models.rkp.RKPFloat`, the paper's eq. 6 in double precision) at the paper's
     bit lengths and support-vector counts, beside the paper's numbers;
 (b) the A sweep of Figures 4-7 (B = 5, C = 255, 70-byte budget): both accuracies and the
     approximation accuracy of eq. 13 in two variants (see `_sweep`);
@@ -14,7 +14,7 @@ Writes docs/benchmarks/rkp.md with
 Every run is one online pass over the training split in the split's (seeded) shuffled order;
 the integer and the float learner of a run share the split, the order and the generator seed.
 The integer learner here is `_LutInt`, `RKPInt` with its weights looked up in a table of
-`kilobit.rkp.weights` over every possible offset (the same integers, computed once instead of
+`kilobit.models.rkp.weights` over every possible offset (the same integers, computed once instead of
 per step); the float learner *is* `RKPFloat`. A cross-check replays some runs with `RKPInt`
 itself and requires the same support vectors and the same test predictions.
 """
@@ -162,7 +162,7 @@ def _cross_check(prep, s, bits, budget, width, result):
 
 def log_weights(k, table, C, rounding=True):
     """The log method (Algorithm 2) over an array of offsets: rounded division (contract 3.2,
-    identical to kilobit.rkp.weights) or the paper's truncating division w * W[i] / W[0]."""
+    identical to kilobit.models.rkp.weights) or the paper's truncating division w * W[i] / W[0]."""
     k = np.asarray(k, dtype=np.int64)
     w = np.full(k.shape, C, dtype=np.int64)
     started = np.zeros(k.shape, dtype=bool)
@@ -359,7 +359,7 @@ def _write(out, command, shuffles, quick, tables, grids, grid_a, sweep, werr, ch
     add("")
     add("A = %d (the paper's setting for its hardware tables), C = %d. *SVs* are the paper's "
         "support-vector counts; *memory* is the bit-packed support-vector memory of the "
-        "contract (`kilobit.rkp.mem_bytes`): the 2-D sets fill the 70-byte budget of the "
+        "contract (`kilobit.models.rkp.mem_bytes`): the 2-D sets fill the 70-byte budget of the "
         "ATtiny2313, Pendigits uses the paper's counts for a 256-byte ATtiny48." % (TABLE_A, C))
     add("")
     for name, rows in tables.items():
@@ -588,7 +588,7 @@ def _write(out, command, shuffles, quick, tables, grids, grid_a, sweep, werr, ch
     add("## Cross-check")
     add("")
     add("The bench's integer learner (`_LutInt`: `RKPInt` with `weights` tabulated once) was "
-        "replayed against `kilobit.rkp.RKPInt` itself on these runs; each must end with the "
+        "replayed against `kilobit.models.rkp.RKPInt` itself on these runs; each must end with the "
         "same support-vector memory, count and generator state and make the same test "
         "predictions:")
     add("")

@@ -2,7 +2,8 @@
 
 One concept, one implementation: the power table, the log-method weight w(k) with rounded
 division, and the score relative to the nearest ring with its tie-break are the same for the
-Random Kernel Perceptron (`kilobit.rkp`) and the Compressed Kernel Perceptron (`kilobit.ckp`);
+Random Kernel Perceptron (`kilobit.models.rkp`) and the Compressed Kernel Perceptron
+(`kilobit.models.ckp`);
 only how a model turns codes into the integer distance k differs.
 """
 import math

@@ -6,7 +6,7 @@
     scaler, Xtr01, Xte01 = scale(split)        # min-max scaling fitted on the training split only
 
 Every loader returns a `Split`: float64 features and int64 labels (0/1 for the binary tasks).
-Anything wrong with the data raises `kilobit.errors.DataError` with a message that names the
+Anything wrong with the data raises `kilobit.core.errors.DataError` with a message that names the
 file, row and column, so the CLI can print it as it is.
 
 Built-in data sets (splits as in Djuric & Vucetic 2010, Table 2):
@@ -401,7 +401,7 @@ _BUILTIN.update({"mnist-2": _mnist2, "mnist16-2": _mnist16_2, "pendigits-10": _p
 # | waveform  | 15000 x 21      | 10000 / 5000 of a seeded shuffle  | classes 2 and 3 (Breiman) |
 #
 # Shuttle is the Statlog set as the R package mlbench ships it (Debian r-cran-mlbench, GPL-2;
-# scripts/setup.sh extracts the package under build/data/, no R needed: kilobit.rdata reads
+# scripts/setup.sh extracts the package under build/data/, no R needed: kilobit.data.rdata reads
 # the .rda). Waveform is Breiman's generator (as river.datasets.synth.Waveform) run once with a
 # fixed seed, so every seed shuffles the same 15000 points.
 

@@ -1,8 +1,9 @@
 """A model's firmware on a simulated ATtiny2313 or Arduino Uno (the learners' here; the
 predictors' and assoc's through their firmware modules fw_predict and fw_assoc).
 
-For each model the firmware is built with the model's header (kilobit.runtimes.firmware), then every step
-is streamed to the chip over its UART through kb_sim (kilobit.avrsim), cycle-exact:
+For each model the firmware is built with the model's header (kilobit.runtimes.firmware), then
+every step
+is streamed to the chip over its UART through kb_sim (kilobit.runtimes.avrsim), cycle-exact:
 
     info                              the chip's parameters must be the model file's
     per step  learn + dump-if-changed   or   query
@@ -52,8 +53,8 @@ check_info = fw_learner.check_info  # noqa: F401 (callers of this module's name)
 
 
 class AvrSimRuntime(Runtime):
-    """After replay(), `last_result` is the kilobit.avrsim.SimResult of the run (cycles, markers,
-    stack) and `last_sizes` the firmware's sizes."""
+    """After replay(), `last_result` is the kilobit.runtimes.avrsim.SimResult of the run
+    (cycles, markers, stack) and `last_sizes` the firmware's sizes."""
 
     board = "?"
     last_result = last_sizes = None

@@ -231,7 +231,8 @@ def run(elf, mcu, freq=None, input_bytes=b"", max_cycles=2 * 10 ** 9, idle_cycle
     the firmware's baud rate with no gaps); "byte" hands over the next byte only once the
     previous one has been read. Both read ahead on stdin: a host that waits for a reply before
     it sends the next frame stalls them. "interactive" is for such a live line (a pty,
-    kilobit.virtual.SimBoard / `kilobit board sim`): bytes are handed over as they come, and
+    kilobit.runtimes.virtual.SimBoard / `kilobit board sim`): bytes are handed over as they come,
+    and
     kb_sim waits for stdin only once the chip has read everything, answered and gone back to
     polling its receiver; the cycle counts then depend on the host's pacing.
     """

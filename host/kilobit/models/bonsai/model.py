@@ -15,7 +15,7 @@ Training (paper section 4), gradient based with Adam on minibatches:
   2. iterative hard thresholding (IHT): gradient steps on the current support, and every
      `iht_every` steps one step on the full support followed by keeping the largest weights
      that fit the byte budgets B_Z and B_Theta (bytes as stored on the device, indices
-     included: kilobit.smat), sigma_I still rising;
+     included: kilobit.core.smat), sigma_I still rising;
   3. retraining on the final support with hard paths and the device's tanh approximation
      (x for |x| < 1, else sign), so the float model is the function the device computes.
 
@@ -53,11 +53,11 @@ from kilobit.core.proj import (HEAD as _HEAD,
     quantize_projection,
     random_projection)
 from kilobit.core.proj import check_params as check_projection
-# golden_inputs is kilobit.proj's, imported here for the callers that know it as bonsai's
+# golden_inputs is kilobit.core.proj's, imported here for the callers that know it as bonsai's
 
 DEPTH_MAX = 6
 TANH_BITS_MAX = 14
-# the payload's head (kilobit.proj.HEAD): wbits in_bits dims proj depth classes tanh_bits
+# the payload's head (kilobit.core.proj.HEAD): wbits in_bits dims proj depth classes tanh_bits
 
 
 def n_nodes(depth):
@@ -308,7 +308,7 @@ def train(X01, y, depth=3, proj=10, sigma=1.0, budget_z=None, budget_theta=None,
           sigma_I=(1.0, 64.0), lam=None, seed=0, log=None):
     """Train Bonsai on x01 inputs (n x D, values c/2^B) and labels 0..K-1. Returns BonsaiFloat.
 
-    budget_z, budget_theta: bytes of the stored Z and Theta matrices (kilobit.smat, indices
+    budget_z, budget_theta: bytes of the stored Z and Theta matrices (kilobit.core.smat, indices
     included) at `wbits`; None: unconstrained. epochs: (unconstrained start, IHT,
     retraining on the final support). iht_every: gradient steps on a fixed support between two
     IHT steps (paper: 5 binary, 15 multi-class). log: callable taking a line of progress."""
@@ -423,7 +423,7 @@ def train(X01, y, depth=3, proj=10, sigma=1.0, budget_z=None, budget_theta=None,
 # Integer model: the contract (docs/contract.md section 8)
 
 class BonsaiInt(kbfile.PayloadModel):
-    """Integer Bonsai: a Projection (kilobit.proj) and the tree.
+    """Integer Bonsai: a Projection (kilobit.core.proj) and the tree.
 
     theta (ni x d), W and V (N x L x d) integers; wshift, vshift (N,) shifts; tanh_bits eT.
     The model file: payload(), to_bytes(), from_bytes(), device_bytes() (kbfile.PayloadModel)."""

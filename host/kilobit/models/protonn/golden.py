@@ -11,7 +11,7 @@ from kilobit.models.protonn.model import BSHIFT_MAX, TABLE_MAX, ProtoNNInt, n_sc
 def random_model(dims, d, m, classes, wbits, in_bits, multilabel=0, zenc=smat.DENSE,
                  penc=smat.DENSE, lenc=smat.DENSE, seed=0, nt=64):
     """A random ProtoNNInt inside the contract that reaches the hard cases of 10.3: P saturating
-    on large inputs (kilobit.proj.random_projection with two columns scaled up), prototypes at
+    on large inputs (kilobit.core.proj.random_projection with two columns scaled up), prototypes at
     +-32767 after the shift (e saturates against an opposite P), dshift small enough that D
     saturates at SMALL on far inputs, kshift putting the median distance of random inputs at the
     middle of the table (far ones index past it: k = 0, and all-zero k ties every score), two
@@ -65,7 +65,7 @@ def random_model(dims, d, m, classes, wbits, in_bits, multilabel=0, zenc=smat.DE
 
 def make_golden(dims, d, m, classes, wbits, in_bits, steps, seed, multilabel=0, zenc=0, penc=0,
                 lenc=0, nt=64):
-    """The golden document of a random ProtoNN model (kilobit.golden.MAKERS["protonn"])."""
+    """The golden document of a random ProtoNN model (kilobit.golden.make_doc["protonn"])."""
     model = random_model(dims, d, m, classes, wbits, in_bits, multilabel, zenc, penc, lenc,
                          seed, nt)
     params = dict(dims=dims, d=d, m=m, classes=classes, wbits=wbits, in_bits=in_bits,

@@ -2,11 +2,11 @@
 
     y = rho(sum_j z_j k(||W x - b_j||^2))          (Gupta et al., ICML 2017, with k the RBF)
 
-P is the streamed projection of section 7.3 (kilobit.proj); for each prototype j, in order,
+P is the streamed projection of section 7.3 (kilobit.core.proj); for each prototype j, in order,
 e_r = sat(P_r - (Bq[j][r] << bshift)), D_j = sum_r rshift_round(e_r^2, dshift) saturating at
 SMALL, k_j = table[D_j >> kshift] (0 past the table), S += Zq[j] * k_j. device/kbit/protonn.py
 and firmware_c/kb_protonn.h agree with this module bit for bit (tests/golden/protonn-*.json).
-The float trainer and the quantization that build a ProtoNNInt live in kilobit.protonn.
+The float trainer and the quantization that build a ProtoNNInt live in kilobit.models.protonn.train.
 
 The running sum of D only ever adds non-negative terms, so saturating it at SMALL step by step
 equals min(sum, SMALL): the vectorised form below uses that.
@@ -31,7 +31,7 @@ PROTOS_MAX = 255
 MULTILABEL_MAX = 30  # the prediction is a bit mask of the classes: below 2^30
 BSHIFT_MAX = 8
 TABLE_MAX = 255
-# the payload's head (kilobit.proj.HEAD): wbits in_bits dims d m classes multilabel
+# the payload's head (kilobit.core.proj.HEAD): wbits in_bits dims d m classes multilabel
 
 
 def n_scores(classes, multilabel):
@@ -59,12 +59,12 @@ def fixed_bytes(d, nt):
     """Device bytes outside the smat data of the projection, prototype and label matrices:
     head, the projection's encoding/length/shifts/biases, the kernel section and the two
     matrices' encoding and length. device_bytes() == fixed_bytes(d, nt) + the three matrices'
-    smat bytes (kilobit.smat.encode)."""
+    smat bytes (kilobit.core.smat.encode)."""
     return HEAD_BYTES + (3 + 3 * d) + (4 + 2 * nt) + 3 + 3
 
 
 class ProtoNNInt(kbfile.PayloadModel):
-    """Integer ProtoNN: a Projection (kilobit.proj), prototypes Bq (m x d) with bshift, the
+    """Integer ProtoNN: a Projection (kilobit.core.proj), prototypes Bq (m x d) with bshift, the
     distance shifts dshift and kshift, the kernel table (nt entries) and the labels Zq (m x L,
     prototype-major). proto_enc, z_enc: smat encodings, the smaller one when None. The model
     file: payload(), to_bytes(), from_bytes(), device_bytes() (kbfile.PayloadModel)."""

@@ -1,5 +1,5 @@
 """ProtoNN (Gupta et al., ICML 2017): numpy trainer, float model, quantization to the integer
-model of docs/contract.md section 10 (`kilobit.protonn_int.ProtoNNInt`).
+model of docs/contract.md section 10 (`kilobit.models.protonn.ProtoNNInt`).
 
     y(x) = rho( sum_j z_j exp(-gamma^2 ||W x - b_j||^2) )                  (paper eq. 1)
 

@@ -208,7 +208,7 @@ class RKPFloat(_Core):
 class RandomKernelPerceptron:
     """Budgeted kernel perceptron with random removal, in the scikit-learn / river style.
 
-    X must already be scaled to [0, 1] (kilobit.quant.MinMaxScaler, or kilobit.data.scale); it
+    X must already be scaled to [0, 1] (kilobit.core.quant.MinMaxScaler, or kilobit.data.scale); it
     is clipped and quantized to `bits` bits inside. y is 0/1. `fixed=True` runs the integer contract (what the devices run), `fixed=False` the
     float reference. One pass over the data, in order, as the paper's online learner.
     """
