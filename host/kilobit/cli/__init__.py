@@ -13,7 +13,7 @@ from kilobit.models.rkp import commands as rkp_commands
 
 # attiny2313-sim is not a default: most golden models do not fit its 128 B of RAM
 # (tests/test_avr_firmware.py replays the ones that do).
-DEFAULT_RUNTIMES = ("host", "kbit-cpython", "kbit-micropython", "c-host", "uno-sim")
+DEFAULT_RUNTIMES = ("host", "kbit-cpython", "kbit-micropython", "kbit-unix", "c-host", "uno-sim")
 # The demo's model fits the ATtiny2313 too; most golden files do not (128 B of RAM), so the
 # golden default leaves it out and tests/test_avr_firmware.py checks the ones that fit.
 DEMO_RUNTIMES = DEFAULT_RUNTIMES + ("attiny2313-sim",)

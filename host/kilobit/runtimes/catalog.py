@@ -12,6 +12,7 @@ ALL = {
     "host": "kilobit.runtimes.host:HostRuntime",
     "kbit-cpython": "kilobit.runtimes.kbit_cpython:KbitCPythonRuntime",
     "kbit-micropython": "kilobit.runtimes.micropython:MicroPythonRuntime",
+    "kbit-unix": "kilobit.runtimes.unix:KbitUnixRuntime",
     "c-host": "kilobit.runtimes.c_host:CHostRuntime",
     "attiny2313-sim": "kilobit.runtimes.avr_sim:Attiny2313SimRuntime",
     "uno-sim": "kilobit.runtimes.avr_sim:UnoSimRuntime",
