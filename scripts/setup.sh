@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Idempotent set-up for a fresh Debian machine: system toolchains (avr-gcc, simavr), the
+# Idempotent set-up for a fresh Debian machine: system toolchains (avr-gcc, simavr, clang), the
 # MicroPython WebAssembly build (npm), and a virtualenv with kilobit installed editable.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -7,16 +7,17 @@ cd "$(dirname "$0")/.."
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
 need_apt=""
-for tool in avr-gcc simavr node npm gcc make; do
+for tool in avr-gcc simavr node npm gcc make clang; do
   command -v "$tool" >/dev/null 2>&1 || need_apt=1
 done
 [ -f /usr/include/simavr/sim_avr.h ] || need_apt=1
 [ -f /usr/include/gelf.h ] || [ -f /usr/include/libelf.h ] || need_apt=1
 if [ -n "$need_apt" ]; then
-  echo "setup: installing system packages (avr-gcc, avr-libc, simavr, libsimavr-dev, libelf-dev)"
+  echo "setup: installing system packages (avr-gcc, avr-libc, simavr, libsimavr-dev, libelf-dev," \
+    "clang for libFuzzer)"
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-    gcc make gcc-avr avr-libc simavr libsimavr-dev libelf-dev pkg-config >/dev/null
+    gcc make gcc-avr avr-libc simavr libsimavr-dev libelf-dev pkg-config clang >/dev/null
   command -v node >/dev/null 2>&1 || $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
 fi
 
