@@ -1,0 +1,270 @@
+"""`kilobit bench faults` -> docs/benchmarks/faults.md: the fault-injection and fuzzing figures of
+issue 15, each with the command that re-runs it.
+
+    (a) the C model-file loaders and decoders under libFuzzer with AddressSanitizer and
+        UndefinedBehaviorSanitizer (firmware_c/fuzz/kb_fuzz_file.c), seeded with every golden
+        model file: executions, coverage, findings;
+    (b) the host's and device/kbit's parsers against each other on mutated model files
+        (tests/test_parsers_fuzz.py's strategy), the C runtime's on a share of them;
+    (c) mutated frames to the learner firmwares on simulated chips (kilobit.runtimes.framefuzz):
+        each answered with its documented error reply, none learnt from, no hang;
+    (d) power cuts during a save: not built yet (checkpoints and EEPROM persistence are the
+        issue's items 1-3); the section says so.
+"""
+import glob
+import json
+import os
+import re
+import subprocess
+import tempfile
+import time
+
+from kilobit.bench import run_lines, write_report
+from kilobit.core.paths import REPO
+
+GOLDEN = os.path.join(REPO, "tests", "golden")
+FUZZ_RUNS = 10 ** 7
+FRAMES = 100000
+PARSER_EXAMPLES, C_EXAMPLES = 5000, 500
+#: (golden file pattern, board): the learner firmwares the frames go to
+FRAME_TARGETS = (("rkp-laplace-b4-t62-m2-a-6-s1.json", "attiny2313"),
+                 ("ckp-*seed21-*", "attiny2313"),
+                 ("rkp-laplace-b4-t62-m2-a-6-s1.json", "uno"),
+                 ("ckp-*seed21-*", "uno"),
+                 ("assoc-*seed41-*", "uno"))
+
+
+def _golden_model(pattern):
+    path = sorted(glob.glob(os.path.join(GOLDEN, pattern)))[0]
+    return os.path.basename(path), bytes.fromhex(json.load(open(path))["model_file"])
+
+
+def libfuzzer(runs, progress=print):
+    """Build and run kb_fuzz_file for `runs` executions on the golden seeds (and the kept
+    regression inputs): a dict of its final statistics and findings."""
+    build = os.path.join(REPO, "build", "firmware_c")
+    r = subprocess.run(["make", "-s", "-C", os.path.join(REPO, "firmware_c"), "BUILD=" + build,
+                        "fuzz"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return {"error": (r.stdout + r.stderr).strip()[-500:]}
+    exe = os.path.join(build, "fuzz", "kb_fuzz_file")
+    with tempfile.TemporaryDirectory(prefix="kb-fuzz-") as tmp:
+        corpus, art = os.path.join(tmp, "corpus"), os.path.join(tmp, "artifacts")
+        os.makedirs(corpus)
+        os.makedirs(art)
+        for path in sorted(glob.glob(os.path.join(GOLDEN, "*.json"))):
+            model = bytes.fromhex(json.load(open(path))["model_file"])
+            for mode in (0, 2):
+                with open(os.path.join(corpus, "%s-%d" % (os.path.basename(path), mode)),
+                          "wb") as f:
+                    f.write(bytes([mode]) + model)
+        progress("libFuzzer: %d executions" % runs)
+        t0 = time.time()
+        p = subprocess.run([exe, "-runs=%d" % runs, "-seed=1", "-timeout=10",
+                            "-print_final_stats=1", "-artifact_prefix=%s/" % art, corpus,
+                            os.path.join(REPO, "tests", "fuzz", "kb_file")],
+                           capture_output=True, text=True)
+        seconds = time.time() - t0
+        stats = dict(re.findall(r"stat::(\w+):\s+(\d+)", p.stderr))
+        cov = re.findall(r"cov: (\d+) ft: (\d+)", p.stderr)
+        findings = sorted(os.listdir(art))
+    return dict(runs=int(stats.get("number_of_executed_units", 0)), seconds=seconds,
+                exec_per_sec=int(stats.get("average_exec_per_sec", 0)),
+                new_units=int(stats.get("new_units_added", 0)),
+                cov=int(cov[-1][0]) if cov else 0, features=int(cov[-1][1]) if cov else 0,
+                findings=findings, status=p.returncode,
+                tail="" if p.returncode == 0 else p.stderr[-1500:])
+
+
+def fix_container(b):
+    """The file with its payload length and CRC recomputed (the container then passes)."""
+    import struct
+    import zlib
+    b = bytearray(b)
+    if len(b) >= 16:
+        struct.pack_into("<I", b, 8, len(b) - 16)
+        struct.pack_into("<I", b, len(b) - 4, zlib.crc32(bytes(b[:-4])) & 0xFFFFFFFF)
+    return bytes(b)
+
+
+def mutated_files():
+    """A hypothesis strategy: golden model files truncated, with bytes flipped, with the payload
+    changed behind a fixed container, with a foreign type byte, or grown."""
+    from hypothesis import strategies as st
+    models = [_golden_model(os.path.basename(p))[1]
+              for p in sorted(glob.glob(os.path.join(GOLDEN, "*.json")))]
+
+    @st.composite
+    def mutated(draw):
+        base = bytearray(draw(st.sampled_from(models)))
+        kind = draw(st.sampled_from(["truncate", "flip", "payload", "payload", "type", "grow"]))
+        if kind == "truncate":
+            return bytes(base[:draw(st.integers(0, len(base) - 1))])
+        if kind == "type":  # another model's type byte on this payload
+            base[5] = draw(st.integers(0, 7))
+            return fix_container(base)
+        if kind == "grow":
+            base[-4:-4] = draw(st.binary(min_size=1, max_size=64))
+            return fix_container(base)
+        for _ in range(draw(st.integers(1, 8))):
+            lo = 12 if kind == "payload" else 0
+            i = draw(st.integers(lo, len(base) - 5 if kind == "payload" else len(base) - 1))
+            base[i] = draw(st.integers(0, 255))
+        return fix_container(base) if kind == "payload" else bytes(base)
+
+    return mutated()
+
+
+def host_verdict(b):
+    """"loaded", or "refused: <the host's model-file error>"."""
+    from kilobit.core.errors import KilobitError
+    from kilobit.models import registry
+    try:
+        registry.of_file(b).load(b)
+    except KilobitError as e:  # ModelFileError, or a model type it does not know
+        return "refused: %s" % e
+    return "loaded"
+
+
+def kbit_verdict(b):
+    """device/kbit's verdict, its class picked by the header as kbit's users do."""
+    from kbit.kbfile import ModelFileError
+    from kilobit.models import registry
+    spec = registry.peek(b) or registry.get("rkp")
+    try:
+        spec.kbit_class().load(bytes(b))
+    except ModelFileError as e:
+        return "refused: %s" % e
+    return "loaded"
+
+
+def c_verdict(runtime, b):
+    """The C runtime's verdict (the c-host runtime's tools, a replay of no step)."""
+    from kilobit.runtimes.base import RuntimeFailure
+    try:
+        runtime.replay(b, [])
+    except RuntimeFailure as e:
+        return "refused: %s" % e
+    return "loaded"
+
+
+def parsers(n_host, n_c, progress=print):
+    """Host and device/kbit verdicts on n_host mutated files, the C runtime's on n_c of them:
+    (examples, disagreements, loaded, c examples, c disagreements)."""
+    from hypothesis import HealthCheck, given, settings
+    from kilobit.runtimes.catalog import get
+
+    progress("parsers: %d mutated model files (C: %d)" % (n_host, n_c))
+    tally = dict(n=0, bad=[], loaded=0, cn=0, cbad=[])
+    c_host = get("c-host")
+
+    @settings(derandomize=True, max_examples=n_host, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(mutated_files())
+    def run(b):
+        h, k = host_verdict(b), kbit_verdict(b)
+        tally["n"] += 1
+        tally["loaded"] += h == "loaded"
+        if (h == "loaded") != (k == "loaded"):
+            tally["bad"].append((h, k))
+        if tally["cn"] < n_c:
+            tally["cn"] += 1
+            c = c_verdict(c_host, b)
+            if (h == "loaded") != (c == "loaded"):
+                tally["cbad"].append((h, c))
+
+    run()
+    return tally
+
+
+def frames(n, progress=print):
+    from kilobit.runtimes import framefuzz
+    rows = []
+    for pattern, board in FRAME_TARGETS:
+        name, model = _golden_model(pattern)
+        progress("frames: %d to %s (%s)" % (n, board, name))
+        t0 = time.time()
+        r = framefuzz.run(model, board, n=n, seed=1)
+        r.update(golden=name, seconds=time.time() - t0)
+        rows.append(r)
+    return rows
+
+
+def run(out="docs/benchmarks/faults.md", quick=False, progress=print):
+    t0 = time.time()
+    fz = libfuzzer(200000 if quick else FUZZ_RUNS, progress)
+    ps = parsers(*((300, 50) if quick else (PARSER_EXAMPLES, C_EXAMPLES)), progress=progress)
+    fr = frames(5000 if quick else FRAMES, progress)
+    L = ["# Faults: fuzzing and fault injection (issue 15)", "",
+         "Generated by `kilobit bench faults%s`." % (" --quick" if quick else "")]
+    L += run_lines(time.time() - t0)
+    L += ["## (a) C model-file loaders and decoders under libFuzzer", "",
+          "`firmware_c/fuzz/kb_fuzz_file.c`: every loader (rkp, ckp, bonsai, protonn, assoc) on "
+          "any bytes, then learn/score steps or a streamed prediction when the file loads; "
+          "AddressSanitizer + UndefinedBehaviorSanitizer, which stop at the first finding. "
+          "Seeds: the 54 golden model files, each as is and with its container fixed up (the "
+          "harness's first byte), and tests/fuzz/kb_file (the kept regression inputs).", ""]
+    if "error" in fz:
+        L += ["**not run**: the fuzzer did not build: `%s`" % fz["error"], ""]
+    else:
+        L += ["| target | executions | exec/s | edges covered | features | new units | "
+              "findings |", "|---|---|---|---|---|---|---|",
+              "| kb_fuzz_file | %d | %d | %d | %d | %d | %s |"
+              % (fz["runs"], fz["exec_per_sec"], fz["cov"], fz["features"], fz["new_units"],
+                 ", ".join(fz["findings"]) or "none"), "",
+              "Re-run: `make -C firmware_c fuzz && build/firmware_c/fuzz/kb_fuzz_file "
+              "-runs=%d -seed=1 CORPUS tests/fuzz/kb_file` with CORPUS the golden model files "
+              "as this bench writes them (kilobit.bench.faults.libfuzzer)." % fz["runs"], ""]
+        if fz["status"]:
+            L += ["```", fz["tail"], "```", ""]
+    L += ["## (b) Host, device/kbit and C parsers against each other", "",
+          "Mutated golden model files (truncated, bytes flipped, payload changed behind a fixed "
+          "length and CRC, a foreign type byte, grown): each parser loads a file or refuses it "
+          "with its model-file error, and all agree on which (hypothesis, derandomized; the "
+          "strategy of tests/test_parsers_fuzz.py).", "",
+          "| parsers | files | loaded | disagreements |", "|---|---|---|---|",
+          "| host vs device/kbit | %d | %d | %d |" % (ps["n"], ps["loaded"], len(ps["bad"])),
+          "| host vs C (kb_replay, kb_predict, kb_assoc_replay) | %d | | %d |"
+          % (ps["cn"], len(ps["cbad"])), ""]
+    if ps["bad"] or ps["cbad"]:
+        L += ["First disagreements: %s" % (ps["bad"] + ps["cbad"])[:3], ""]
+    L += ["## (c) Mutated frames to the learner firmwares (simulated chips)", "",
+          "Each frame complete and wrong in one way (a broken CRC, an unknown op, a wrong "
+          "length, a label or a code out of range; kilobit.runtimes.framefuzz), sent between "
+          "two dumps, then one valid learning step. *Right*: answered with exactly the error "
+          "code docs/uart-protocol.md names for it.", "",
+          "| chip | model (golden file) | frames | right | state after = before | valid step "
+          "after = host | cycles | time |", "|---|---|---|---|---|---|---|---|"]
+    for r in fr:
+        L.append("| %s | %s (`%s`) | %d | %d | %s | %s | %d | %.1f s |"
+                 % (r["board"], r["model"], r["golden"], r["frames"], r["right"],
+                    "yes" if r["same"] else "**NO**", "yes" if r["step_ok"] else "**NO**",
+                    r["cycles"], r["seconds"]))
+    L += ["", "Re-run: `kilobit bench faults` (or kilobit.runtimes.framefuzz.run(model, board, "
+          "n, seed) for one chip).", "",
+          "## (d) Power cuts during a save", "",
+          "**Not built yet.** kbit checkpoints on a board's filesystem, EEPROM persistence in the "
+          "AVR learners and the cut at every write (issue 15 items 1-3) are still to do; no cut "
+          "point has been tried.", ""]
+    ok = "error" not in fz and not fz["findings"] and not fz["status"] and not ps["bad"] and \
+        not ps["cbad"] and all(r["right"] == r["frames"] and r["same"] and r["step_ok"]
+                               for r in fr)
+    L += ["## Verdict", "", "Fuzzing and frame injection: %s. Power cuts: not measured."
+          % ("no finding" if ok else "**findings, see above**"), ""]
+    write_report(out, "\n".join(L))
+    return dict(fuzz=fz, parsers=ps, frames=fr)
+
+
+# ---- `kilobit bench faults` (kilobit.cli finds every bench module by these three) ----
+HELP = "fuzzing (libFuzzer, hypothesis) and mutated UART frames (issue 15)"
+
+
+def add_args(b):
+    b.add_argument("-o", "--output", default="docs/benchmarks/faults.md")
+    b.add_argument("--quick", action="store_true", help="a smoke run: short fuzzing, 5000 frames")
+
+
+def main(a):
+    run(out=a.output, quick=a.quick)
+    print("wrote %s" % a.output)
+    return 0

@@ -1,0 +1,52 @@
+"""Mutated frames to the learner firmwares on simulated chips (kilobit.runtimes.framefuzz): each
+answered with exactly the error reply docs/uart-protocol.md names for it, none learnt from (the
+state dumped before and after byte-identical), and the chip still learns bit for bit afterwards.
+`kilobit bench faults` sends 100,000 each; CI sends 3,000."""
+import glob
+import json
+import os
+
+import pytest
+
+from conftest import need
+from kilobit.runtimes import avrsim, framefuzz, protocol
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def model(pattern):
+    path = sorted(glob.glob(os.path.join(HERE, "golden", pattern)))[0]
+    return bytes.fromhex(json.load(open(path))["model_file"])
+
+
+@pytest.mark.parametrize("pattern,board", [
+    ("rkp-laplace-b4-t62-m2-a-6-s1.json", "attiny2313"),   # the ATtiny2313's Banana learner
+    ("ckp-*seed21-*", "attiny2313"),                      # CKP, its assembly step
+    ("rkp-laplace-b4-t62-m2-a-6-s1.json", "uno"),
+    ("ckp-*seed21-*", "uno"),
+    ("assoc-*seed41-*", "uno"),                           # the Uno's pendigits assoc build
+])
+def test_mutated_frames_are_refused_exactly_and_change_nothing(pattern, board):
+    need(avrsim.missing())
+    r = framefuzz.run(model(pattern), board, n=3000, seed=7)
+    assert r["right"] == r["frames"] == 3000, r["wrong"]
+    assert r["same"] and r["step_ok"]
+
+
+def test_the_expected_codes_follow_the_documented_order():
+    from kilobit.models.rkp.model import RKPInt
+    spec = framefuzz.Spec("learner", RKPInt("laplace", 4, 2, 10, -6))
+    L, Q, D = ord("L"), ord("Q"), ord("D")
+    assert spec.expected(L, bytes([0, 1, 2]), False) == protocol.ERR_CRC
+    assert spec.expected(ord("X"), b"", True) == protocol.ERR_OP
+    assert spec.expected(L, bytes([2, 1]), True) == protocol.ERR_LEN      # length before label
+    assert spec.expected(L, bytes([2, 1, 16]), True) == protocol.ERR_LABEL  # label before code
+    assert spec.expected(L, bytes([1, 1, 16]), True) == protocol.ERR_CODE
+    assert spec.expected(Q, bytes([15, 15]), True) is None
+    assert spec.expected(D, bytes([1, 1]), True) == protocol.ERR_LEN
+    frames = framefuzz.mutations(spec, 500, seed=3)
+    codes = {want for _, want in frames}
+    assert codes == {protocol.ERR_CRC, protocol.ERR_OP, protocol.ERR_LEN, protocol.ERR_LABEL,
+                     protocol.ERR_CODE}
+    assert all(spec.expected(f[1], f[4:-1], protocol.crc8(f[1:]) == 0) == want
+               for f, want in frames)
