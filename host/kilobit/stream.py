@@ -49,11 +49,7 @@ def steps_of(spec, m, scaler, split, limit=None):
     """(steps, labels of the steps): the data as the model's kind streams it. Rows become the
     device's inputs through the file's scaler (fitted on the training split when it has none)."""
     data.check_dims(split.X_train, m.dims, what=split.name, source="the model")
-    sc = MinMaxScaler()
-    if scaler is not None:
-        sc.lo_, sc.hi_ = scaler
-    else:
-        sc.fit(split.X_train)
+    sc = MinMaxScaler.stored_or_fitted(scaler, split.X_train)
     ute = spec.inputs(m, sc.transform(split.X_test))
     if spec.kind == "predictor":
         return [("P", None, [int(c) for c in u]) for u in ute], list(split.y_test)

@@ -24,6 +24,16 @@ class MinMaxScaler:
     def fit_transform(self, X):
         return self.fit(X).transform(X)
 
+    @classmethod
+    def stored_or_fitted(cls, stored, X_train):
+        """The scaler a model file stores ((lo, hi), from its trailer), or, when it has none,
+        one fitted on X_train (the training split)."""
+        sc = cls()
+        if stored is None:
+            return sc.fit(X_train)
+        sc.lo_, sc.hi_ = stored
+        return sc
+
 
 def quantize(X, bits):
     """Codes 0..2^B-1 from values in [0, 1]: round half up, clamp (paper eq. 5)."""

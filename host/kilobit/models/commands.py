@@ -120,11 +120,7 @@ def eval_codes(a, m, scaler, quantize, bits, binary=True):
     if split.X_test.shape[1] != m.dims:
         raise KilobitError("model expects %d features, %s has %d"
                            % (m.dims, split.name, split.X_test.shape[1]))
-    sc = MinMaxScaler()
-    if scaler is not None:
-        sc.lo_, sc.hi_ = scaler
-    else:
-        sc.fit(split.X_train)
+    sc = MinMaxScaler.stored_or_fitted(scaler, split.X_train)
     return split, quantize(sc.transform(split.X_test), bits)
 
 

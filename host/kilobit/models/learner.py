@@ -125,11 +125,7 @@ def split_codes(m, scaler, data_name, test=None, seed=0, quantize=None, binary=T
     q = quantize or default_quantize
     split = data.load(data_name, seed=seed, test=test, binary=binary)
     data.check_dims(split.X_train, m.dims, what=split.name, source="the model")
-    sc = MinMaxScaler()
-    if scaler is not None:
-        sc.lo_, sc.hi_ = scaler
-    else:
-        sc.fit(split.X_train)
+    sc = MinMaxScaler.stored_or_fitted(scaler, split.X_train)
     bits = getattr(m, "in_bits", None) or m.bits
     return split, q(sc.transform(split.X_train), bits), q(sc.transform(split.X_test), bits)
 

@@ -84,7 +84,8 @@ def run(script_args, files=(), outs=(), mpy=False, heapsize=None, timeout=300, p
             os.makedirs(os.path.dirname(where[fs_path]), exist_ok=True)
         for fs_path, host_path in files:
             shutil.copy(host_path, where[fs_path])
-        script, args = script_args[0], [where.get(a, a) for a in script_args[1:]]
+        script = os.path.abspath(script_args[0])
+        args = [where.get(a, a) for a in script_args[1:]]
         code = WRAPPER % dict(lib=lib, argv=[script] + args, root=root, script=script, ok=OK)
         cmd = [executable()]
         if heapsize:

@@ -42,8 +42,7 @@ def _values(split, m, scaler):
     """(train values, test values): the split's rows as the device's int8 values."""
     from kilobit.models.assoc.model import to_int8
     from kilobit.core.quant import MinMaxScaler
-    sc = MinMaxScaler()
-    sc.lo_, sc.hi_ = scaler
+    sc = MinMaxScaler.stored_or_fitted(scaler, split.X_train)
     return (to_int8(sc.transform(split.X_train), m.bits),
             to_int8(sc.transform(split.X_test), m.bits))
 
@@ -100,10 +99,6 @@ def evaluate(a, blob):
     m, scaler = AssocInt.from_bytes(blob)
     split = data.load(a.data, seed=a.seed, test=a.test, binary=False)
     data.check_dims(split.X_test, m.T, what=split.name, source=a.model)
-    if scaler is None:
-        from kilobit.core.quant import MinMaxScaler
-        sc = MinMaxScaler().fit(split.X_train)
-        scaler = (sc.lo_, sc.hi_)
     _, Ute = _values(split, m, scaler)
     pred, _ = m.predict_many(Ute)
     acc = float(np.mean(pred == split.y_test))
