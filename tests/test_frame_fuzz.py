@@ -25,6 +25,9 @@ def model(pattern):
     ("rkp-laplace-b4-t62-m2-a-6-s1.json", "uno"),
     ("ckp-*seed21-*", "uno"),
     ("assoc-*seed41-*", "uno"),                           # the Uno's pendigits assoc build
+    ("bonsai-*seed101-*", "uno"),                         # the predictor firmware
+    ("protonn-*seed201-*", "uno"),
+    ("bonsai-*seed104-*", "uno"),                         # 1-bit codes: codes out of range
 ])
 def test_mutated_frames_are_refused_exactly_and_change_nothing(pattern, board):
     need(avrsim.missing())
@@ -50,3 +53,20 @@ def test_the_expected_codes_follow_the_documented_order():
                      protocol.ERR_CODE}
     assert all(spec.expected(f[1], f[4:-1], protocol.crc8(f[1:]) == 0) == want
                for f, want in frames)
+
+
+def test_the_predictor_firmwares_codes_follow_the_documented_order():
+    from kilobit.models.bonsai.golden import random_model
+    m = random_model(20, 3, 1, 2, 8, 2, 0, 0, seed=1)     # 20 inputs, 2-bit codes
+    spec = framefuzz.Spec("predictor", m)
+    U = ord("U")
+    assert spec.expected(U, bytes([0, 0, 1]), False) == protocol.ERR_CRC
+    assert spec.expected(ord("L"), b"", True) == protocol.ERR_OP
+    assert spec.expected(U, bytes([0, 0]), True) == protocol.ERR_LEN
+    assert spec.expected(U, bytes([0, 0]) + bytes(17), True) == protocol.ERR_LEN
+    assert spec.expected(U, bytes([19, 0, 1, 1]), True) == framefuzz.ERR_INDEX  # runs past
+    assert spec.expected(U, bytes([0, 0, 4]), True) == protocol.ERR_CODE
+    assert spec.expected(U, bytes([19, 0, 3]), True) is None
+    frames = framefuzz.predictor_mutations(spec, 500, seed=3)
+    assert {w for _, w in frames} == {protocol.ERR_CRC, protocol.ERR_OP, protocol.ERR_LEN,
+                                      framefuzz.ERR_INDEX, protocol.ERR_CODE}

@@ -6,8 +6,8 @@ issue 15, each with the command that re-runs it.
         model file: executions, coverage, findings;
     (b) the host's and device/kbit's parsers against each other on mutated model files
         (tests/test_parsers_fuzz.py's strategy), the C runtime's on a share of them;
-    (c) mutated frames to the learner firmwares on simulated chips (kilobit.runtimes.framefuzz):
-        each answered with its documented error reply, none learnt from, no hang;
+    (c) mutated frames to the firmwares on simulated chips (kilobit.runtimes.framefuzz): each
+        answered with its documented error reply, none learnt from, no hang;
     (d) power cuts during a save: kbit's checkpoints (device/kbit/checkpoint.py) cut at every
         write on a filesystem stand-in, under CPython and on real MicroPython; the AVR learners'
         EEPROM persistence is not built yet, and the section says so.
@@ -32,7 +32,9 @@ FRAME_TARGETS = (("rkp-laplace-b4-t62-m2-a-6-s1.json", "attiny2313"),
                  ("ckp-*seed21-*", "attiny2313"),
                  ("rkp-laplace-b4-t62-m2-a-6-s1.json", "uno"),
                  ("ckp-*seed21-*", "uno"),
-                 ("assoc-*seed41-*", "uno"))
+                 ("assoc-*seed41-*", "uno"),
+                 ("bonsai-*seed101-*", "uno"),
+                 ("protonn-*seed201-*", "uno"))
 
 
 def _golden_model(pattern):
@@ -252,11 +254,12 @@ def run(out="docs/benchmarks/faults.md", quick=False, progress=print):
           % (ps["cn"], len(ps["cbad"])), ""]
     if ps["bad"] or ps["cbad"]:
         L += ["First disagreements: %s" % (ps["bad"] + ps["cbad"])[:3], ""]
-    L += ["## (c) Mutated frames to the learner firmwares (simulated chips)", "",
+    L += ["## (c) Mutated frames to the firmwares (simulated chips)", "",
           "Each frame complete and wrong in one way (a broken CRC, an unknown op, a wrong "
           "length, a label or a code out of range; kilobit.runtimes.framefuzz), sent between "
-          "two dumps, then one valid learning step. *Right*: answered with exactly the error "
-          "code docs/uart-protocol.md names for it.", "",
+          "two dumps, then one valid learning step (a predictor: then one sparse input, its zeros "
+          "not sent, so a code a refused update had written would show in its prediction). "
+          "*Right*: answered with exactly the error code docs/uart-protocol.md names for it.", "",
           "| chip | model (golden file) | frames | right | state after = before | valid step "
           "after = host | cycles | time |", "|---|---|---|---|---|---|---|---|"]
     for r in fr:

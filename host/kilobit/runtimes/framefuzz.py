@@ -35,6 +35,11 @@ class Spec:
 
     def __init__(self, kind, m):
         self.kind = kind
+        if kind == "predictor":  # predict_stream.c: U start u16 + 1..chunk codes, P, I, S
+            from kilobit.runtimes.fw_predict import CHUNK
+            self.n, self.top, self.chunk, self.label_max = m.dims, (1 << m.in_bits) - 1, CHUNK, 0
+            self.value = lambda v: v <= self.top
+            return
         if kind == "learner":
             self.n, self.top, self.label_max = m.dims, (1 << m.bits) - 1, 1
             self.value = lambda v: v <= self.top
@@ -47,6 +52,8 @@ class Spec:
         """The error code the firmware must answer (None: the frame is valid)."""
         if not crc_ok:
             return protocol.ERR_CRC
+        if self.kind == "predictor":
+            return self._expected_predictor(op, payload)
         if op not in OPS:
             return protocol.ERR_OP
         n = len(payload)
@@ -65,6 +72,61 @@ class Spec:
         if op == ord("D"):
             return protocol.ERR_LEN if n > 1 else None
         return protocol.ERR_LEN if n else None  # I, S
+
+
+    def _expected_predictor(self, op, payload):
+        """docs/uart-protocol.md, "Predictor firmware": op, length, index, code (the stream's
+        next index is 0: only refused frames are sent before the check)."""
+        n = len(payload)
+        if op not in b"UPIS":
+            return protocol.ERR_OP
+        if op != ord("U"):
+            return protocol.ERR_LEN if n else None
+        if n < 3 or n > 2 + self.chunk:
+            return protocol.ERR_LEN
+        start = payload[0] | payload[1] << 8
+        if start > self.n or start + n - 2 > self.n:
+            return ERR_INDEX
+        return None if all(self.value(v) for v in payload[2:]) else protocol.ERR_CODE
+
+
+#: the predictor firmware's error code for an update outside the input (docs/uart-protocol.md)
+ERR_INDEX = 6
+
+
+def predictor_mutations(spec, n, seed):
+    """n (frame, expected error code) pairs for the predictor firmware, each refused."""
+    g = random.Random(seed)
+    out = []
+
+    def update(start, codes):
+        return ord("U"), bytes([start & 0xFF, start >> 8]) + bytes(codes)
+
+    while len(out) < n:
+        r = g.random()
+        k = g.randrange(1, spec.chunk + 1)
+        codes = [g.randrange(spec.top + 1) for _ in range(k)]
+        op, payload = update(g.randrange(spec.n), codes)
+        crc_ok = True
+        if r < 0.2:  # a byte hit on the line
+            crc_ok = False
+        elif r < 0.35:  # an op nobody speaks
+            op = g.choice([b for b in range(256) if b not in b"UPIS"])
+        elif r < 0.5:  # too short, too long, or a payload on P / I
+            op, payload = g.choice([(ord("U"), payload[:g.randrange(3)]),
+                                    update(0, [0] * (spec.chunk + 1)),
+                                    (ord("P"), b"\x00"), (ord("I"), b"\x01\x02")])
+        elif r < 0.75 or spec.top == 255:  # outside the input: past its end, or running past
+            start = g.choice([min(0xFFFF, spec.n + g.randrange(1, 1000)),
+                              max(0, spec.n - g.randrange(0, k))])
+            op, payload = update(start, codes)
+        else:  # a code above 2^B - 1
+            codes[g.randrange(k)] = g.randrange(spec.top + 1, 256)
+            op, payload = update(g.randrange(max(1, spec.n - k + 1)), codes)
+        want = spec.expected(op, payload, crc_ok)
+        if want is not None:
+            out.append((_frame(op, payload, crc_ok), want))
+    return out
 
 
 def mutations(spec, n, seed):
@@ -112,11 +174,10 @@ def run(model_bytes, board, n=1000, seed=1, max_cycles=4 * 10 ** 10):
     right (error replies with the expected code), wrong (the first few that were not), same
     (state identical before and after), step_ok (the valid step is the reference's), cycles."""
     spec_m = registry.of_file(model_bytes)
-    if spec_m.kind not in ("learner", "classes"):
-        raise KilobitError("the frame fuzzer drives the learners' firmwares, not %s"
-                           % spec_m.name)
     m, _ = spec_m.load(model_bytes)
     spec = Spec(spec_m.kind, m)
+    if spec.kind == "predictor":
+        return _run_predictor(model_bytes, spec_m, m, spec, board, n, seed, max_cycles)
     bad = mutations(spec, n, seed)
     g = random.Random(seed + 1)
     if spec.kind == "learner":
@@ -148,3 +209,32 @@ def run(model_bytes, board, n=1000, seed=1, max_cycles=4 * 10 ** 10):
                 same=bytes(before.payload) == bytes(after.payload) and before.code == "D",
                 step_ok=[r[:4] for r in got] == [tuple(r[:4]) for r in want],
                 cycles=result.cycles, flash=sizes["flash"], stack=result.stack_bytes)
+
+
+def _run_predictor(model_bytes, spec_m, m, spec, board, n, seed, max_cycles):
+    """The predictor firmware: n refused frames, then one sparse input (its zeros not sent, so
+    a code a refused frame had written would show) whose prediction must be the host's."""
+    from kilobit.runtimes import fw_predict
+    bad = predictor_mutations(spec, n, seed)
+    g = random.Random(seed + 1)
+    u = [g.randrange(1, spec.top + 1) if g.random() < 0.3 else 0 for _ in range(spec.n)]
+    step = [("P", None, u)]
+    valid = fw_predict.frames(m, step, skip_zeros=True)[1:]
+    frames = [protocol.info_frame()] + [f for f, _ in bad] + valid + [protocol.stop_frame()]
+    replies, result, sizes = session(model_bytes, b"".join(frames), board,
+                                     max_cycles=max_cycles, timeout=3600)
+    if len(replies) != len(frames):
+        raise KilobitError("%s: %d replies to %d frames" % (board, len(replies), len(frames)))
+    right, wrong = 0, []
+    for (f, want), r in zip(bad, replies[1:1 + n]):
+        if r.code == "E" and r.payload[0] == want and r.payload[1] == f[1]:
+            right += 1
+        elif len(wrong) < 5:
+            wrong.append((f.hex(), want, repr(r)))
+    take = protocol.taker(replies[:1] + replies[1 + n:-1], board)
+    got = fw_predict.read(take, m, step, board, skip_zeros=True)
+    want = HostRuntime().replay(model_bytes, step)
+    same = all(a is None or a == b for a, b in zip(got[0], want[0]))
+    return dict(frames=n, right=right, wrong=wrong, model=spec_m.name, board=board, same=same,
+                step_ok=same, cycles=result.cycles, flash=sizes["flash"],
+                stack=result.stack_bytes)
