@@ -59,11 +59,26 @@ static uint16_t near[KB_ASSOC_FW_P];
 static uint32_t dist[KB_ASSOC_FW_P];
 static kb_assoc_t model;
 
-/* flags (bit 0: a class was predicted), prediction, count, classes, anchors stored (u16). */
-static void reply_step(uint8_t op, int16_t pred)
+#ifdef KB_PERSIST_EVERY /* checkpoints in EEPROM (kb_persist.h) */
+/* the struct as main() sets it (its pointers are this build's), the generator and nc included */
+#define KB_STATE_HEAD model
+#define KB_STATE_MEM kb_mem
+#define KB_STATE_MEM_BYTES KB_ASSOC_FW_MEM_BYTES
+#define KB_STATE_STEP_BYTES (sizeof model + KB_ASSOC_FW_MEM_BYTES)
+#include "kb_persist.h"
+#define KB_PERSIST_RESTORE() kb_persist_restore()
+#define KB_PERSIST_STEP() kb_persist_step()
+#else
+#define KB_PERSIST_RESTORE() 0
+#define KB_PERSIST_STEP() 0
+#endif
+
+/* flags (bit 0: a class was predicted; bits 2, 3: a checkpoint written, refused), prediction,
+ * count, classes, anchors stored (u16). */
+static void reply_step(uint8_t op, int16_t pred, uint8_t flags)
 {
     kb_reply_begin(op, 6);
-    kb_tx_crc((uint8_t)(pred >= 0));
+    kb_tx_crc((uint8_t)(flags | (pred >= 0)));
     kb_tx_crc((uint8_t)(pred >= 0 ? pred : 0));
     kb_tx_crc(model.count);
     kb_tx_crc(model.nc);
@@ -89,6 +104,7 @@ int main(void)
     model.near = near;
     model.dist = dist;
     kb_uart_init();
+    (void)KB_PERSIST_RESTORE();
     KB_DIRTY = 1;
 
     for (;;) {
@@ -102,6 +118,9 @@ int main(void)
         case KB_OP_QUERY: need = KB_T; break;
         case KB_OP_DUMP: need = len > 1u ? 0u : len; break;
         case KB_OP_INFO:
+#ifdef KB_PERSIST_EVERY
+        case KB_OP_CHECKPOINT:
+#endif
         case KB_OP_STOP: need = 0; break;
         default: need = len; err = KB_ERR_FRAME_OP; break;
         }
@@ -132,9 +151,12 @@ int main(void)
             kb_assoc_learn(&model, u, frame[0], &pred);
             KB_BARRIER();
             MARK(2);
-            if (model.changed)
+            uint8_t flags = 0;
+            if (model.changed) {
                 KB_DIRTY = 1;
-            reply_step(op, pred);
+                flags = KB_PERSIST_STEP();
+            }
+            reply_step(op, pred, flags);
         } else if (op == KB_OP_QUERY) {
             int16_t pred;
             MARK(3);
@@ -142,7 +164,7 @@ int main(void)
             pred = kb_assoc_predict(&model, u);
             KB_BARRIER();
             MARK(4);
-            reply_step(op, pred);
+            reply_step(op, pred, 0);
         } else if (op == KB_OP_DUMP) {
             const uint16_t n = kb_dump_bytes(len, frame[0], KB_ASSOC_FW_MEM_BYTES);
             kb_reply_begin(op, (uint16_t)(3u + n));
@@ -150,6 +172,10 @@ int main(void)
             kb_tx_crc(model.nc);
             kb_tx_dump(kb_mem, n);
             kb_reply_end();
+#ifdef KB_PERSIST_EVERY
+        } else if (op == KB_OP_CHECKPOINT) {
+            kb_persist_frame();
+#endif
         } else if (op == KB_OP_INFO) {
             kb_reply_begin(op, 11);
             kb_tx_crc(KB_PROTO_VERSION);

@@ -77,6 +77,20 @@ KB_CKP_LINK kb_ckp_t kb_ckp_model = {KB_FW_RNG, KB_FW_COUNT, KB_FW_NORM, KB_FW_B
 #define model kb_ckp_model
 static uint8_t frame[1 + KB_DIMS]; /* the label (learn), then the codes */
 
+#ifdef KB_PERSIST_EVERY /* checkpoints in EEPROM (kb_persist.h) */
+#define KB_STATE_HEAD model
+#define KB_STATE_MEM kb_ckp_mem
+#define KB_STATE_MEM_BYTES KB_CKP_CONST_MEM_BYTES
+/* a mistake can move every stored vector (a new schedule recompresses them all, 6.2) */
+#define KB_STATE_STEP_BYTES (sizeof model + KB_CKP_CONST_MEM_BYTES)
+#include "kb_persist.h"
+#define KB_PERSIST_RESTORE() kb_persist_restore()
+#define KB_PERSIST_STEP() kb_persist_step()
+#else
+#define KB_PERSIST_RESTORE() 0
+#define KB_PERSIST_STEP() 0
+#endif
+
 /* flags (bit 0: prediction s > 0, bit 1: mistake), count, score (little-endian, signed). */
 static void reply_step(uint8_t op, kb_ckp_score_t s, uint8_t flags)
 {
@@ -98,6 +112,7 @@ int main(void) __attribute__((OS_main));
 int main(void)
 {
     kb_uart_init();
+    (void)KB_PERSIST_RESTORE();
     KB_DIRTY = 1;
     for (;;) {
         uint8_t op, ok, err = 0;
@@ -111,6 +126,9 @@ int main(void)
         case KB_OP_QUERY: need = KB_DIMS; break;
         case KB_OP_DUMP: need = len > 1u ? 0u : len; break;
         case KB_OP_INFO:
+#ifdef KB_PERSIST_EVERY
+        case KB_OP_CHECKPOINT:
+#endif
         case KB_OP_STOP: need = 0; break;
         default: need = len; err = KB_ERR_FRAME_OP; break;
         }
@@ -148,9 +166,11 @@ int main(void)
 #endif
             KB_BARRIER();
             MARK(learn ? 2 : 4);
-            if (mistake)
+            if (mistake) {
                 KB_DIRTY = 1;
-            reply_step(op, s, (uint8_t)(mistake << 1));
+                mistake = (uint8_t)(2u | KB_PERSIST_STEP());
+            }
+            reply_step(op, s, mistake);
         } else if (op == KB_OP_DUMP) {
             const uint16_t n = kb_dump_bytes(len, frame[0], KB_CKP_CONST_MEM_BYTES);
             kb_reply_begin(op, (uint16_t)(4u + n));
@@ -158,6 +178,10 @@ int main(void)
             kb_tx16((uint16_t)model.count);
             kb_tx_dump(kb_ckp_mem, n);
             kb_reply_end();
+#ifdef KB_PERSIST_EVERY
+        } else if (op == KB_OP_CHECKPOINT) {
+            kb_persist_frame();
+#endif
         } else if (op == KB_OP_INFO) {
             uint8_t j;
             kb_reply_begin(op, (uint16_t)(sizeof kb_info + KB_CKP_CONST_NTAB));

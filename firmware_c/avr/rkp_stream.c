@@ -92,6 +92,21 @@ static const uint8_t kb_info[] PROGMEM = {
 static kb_rkp_t model = {KB_FW_RNG, KB_FW_COUNT};
 static uint8_t u[KB_DIMS]; /* the frame buffer: the codes of the current frame */
 
+#ifdef KB_PERSIST_EVERY /* checkpoints in EEPROM (kb_persist.h) */
+#define KB_STATE_HEAD model
+#define KB_STATE_MEM kb_rkp_mem
+#define KB_STATE_MEM_BYTES KB_MEM_BYTES
+/* a mistake changes the generator, the count and the bytes one support vector spans */
+#define KB_STATE_STEP_BYTES \
+    (sizeof model + (KB_RKP_CONST_DIMS * KB_RKP_CONST_BITS + 1L + 7L + 7L) / 8L)
+#include "kb_persist.h"
+#define KB_PERSIST_RESTORE() kb_persist_restore()
+#define KB_PERSIST_STEP() kb_persist_step()
+#else
+#define KB_PERSIST_RESTORE() 0
+#define KB_PERSIST_STEP() 0
+#endif
+
 /* flags (bit 0: prediction s > 0, bit 1: mistake), count, score (little-endian, signed). */
 static void reply_step(uint8_t op, kb_score_t s, uint8_t flags)
 {
@@ -109,6 +124,7 @@ static void reply_step(uint8_t op, kb_score_t s, uint8_t flags)
 int main(void)
 {
     kb_uart_init();
+    (void)KB_PERSIST_RESTORE();
     KB_DIRTY = 1;
 
     for (;;) {
@@ -142,6 +158,9 @@ int main(void)
         case KB_OP_QUERY: need = KB_DIMS; break;
         case KB_OP_DUMP: need = len > 1u ? 0u : len; break;
         case KB_OP_INFO:
+#ifdef KB_PERSIST_EVERY
+        case KB_OP_CHECKPOINT:
+#endif
         case KB_OP_STOP: need = 0; break;
         default: need = len; err = KB_ERR_FRAME_OP; break;
         }
@@ -164,15 +183,17 @@ int main(void)
 
         if (op == KB_OP_LEARN) {
             kb_score_t s;
-            uint8_t mistake;
+            uint8_t mistake, flags = 0;
             MARK(1);
             KB_BARRIER();
             s = kb_rkp_learn(&model, u, y, &mistake);
             KB_BARRIER();
             MARK(2);
-            if (mistake)
+            if (mistake) {
                 KB_DIRTY = 1;
-            reply_step(op, s, (uint8_t)(mistake << 1));
+                flags = (uint8_t)(2u | KB_PERSIST_STEP());
+            }
+            reply_step(op, s, flags);
         } else if (op == KB_OP_QUERY) {
             kb_score_t s;
             MARK(3);
@@ -188,6 +209,10 @@ int main(void)
             kb_tx16((uint16_t)model.count);
             kb_tx_dump(kb_rkp_mem, n);
             kb_reply_end();
+#ifdef KB_PERSIST_EVERY
+        } else if (op == KB_OP_CHECKPOINT) {
+            kb_persist_frame();
+#endif
         } else if (op == KB_OP_INFO) {
             uint8_t j;
             kb_reply_begin(op, (uint16_t)(sizeof kb_info + KB_RKP_CONST_NTAB));

@@ -32,7 +32,16 @@
  *   - the stack pointer goes below the end of .data/.bss/.noinit (checked
  *     after every instruction)                           -> "stack-collision", 1
  *   - --max-cycles is reached                            -> "max-cycles", exit 3
+ *   - the --cut-eeprom-write N-th EEPROM byte write starts -> "power-cut", exit 0
  * Usage or load errors exit 2.
+ *
+ * --eeprom FILE is the chip's EEPROM across runs: read at the start (a missing or empty file is
+ * a blank EEPROM, every byte 0xFF) and written back, whole, when the run ends, however it ends.
+ * --cut-eeprom-write N cuts the power as the N-th EEPROM byte write (counted from 1) starts: that
+ * byte keeps its old value, or with --cut-value V holds V (a torn write: an erase-and-write
+ * cycle stopped half-way leaves any value), and nothing after it runs. Restarting kb_sim with the
+ * same --eeprom file is the chip coming back. The report counts the EEPROM byte writes
+ * (eeprom_writes) and the most any one cell took (eeprom_cell_max, at eeprom_cell_max_addr).
  *
  * A JSON report goes to --report FILE (or to stderr as the last line):
  * cycles, markers [[value, cycle, min_sp_since_previous_marker], ...], min_sp,
@@ -62,6 +71,7 @@
 #include "sim_io.h"
 #include "sim_irq.h"
 #include "avr_uart.h"
+#include "avr_eeprom.h"
 
 #define EXIT_OK 0
 #define EXIT_FAIL 1
@@ -75,14 +85,18 @@ struct mcu_info {
 	uint16_t gpior1;     /* default marker register (data address) */
 	uint16_t ucsra;      /* UART0 status register (data address); UDRE is bit 5 */
 	uint16_t udr;        /* UART0 data register (data address) */
+	uint16_t eecr;       /* EEPROM control register (data address); EEAR follows EEDR */
+	uint16_t eeprom;     /* EEPROM bytes */
 };
 
 static const struct mcu_info MCUS[] = {
-	{"attiny2313", 0x60, 0x34, 0x2B, 0x2C},  /* GPIOR1 = I/O 0x14, UCSRA/UDR = I/O 0x0B/0x0C */
-	{"attiny4313", 0x60, 0x34, 0x2B, 0x2C},  /* the 2313 with 4 KB flash, 256 B RAM */
-	{"atmega328p", 0x100, 0x4A, 0xC0, 0xC6}, /* GPIOR1 = I/O 0x2A, UCSR0A = 0xC0, UDR0 = 0xC6 */
-	{"atmega328", 0x100, 0x4A, 0xC0, 0xC6},
-	{NULL, 0, 0, 0, 0},
+	/* GPIOR1 = I/O 0x14, UCSRA/UDR = I/O 0x0B/0x0C, EECR/EEDR/EEAR = I/O 0x1C/0x1D/0x1E */
+	{"attiny2313", 0x60, 0x34, 0x2B, 0x2C, 0x3C, 128},
+	{"attiny4313", 0x60, 0x34, 0x2B, 0x2C, 0x3C, 256}, /* the 2313 with 4 KB flash, 256 B RAM */
+	/* GPIOR1 = I/O 0x2A, UCSR0A = 0xC0, UDR0 = 0xC6, EECR/EEDR/EEARL/EEARH = I/O 0x1F..0x22 */
+	{"atmega328p", 0x100, 0x4A, 0xC0, 0xC6, 0x3F, 1024},
+	{"atmega328", 0x100, 0x4A, 0xC0, 0xC6, 0x3F, 1024},
+	{NULL, 0, 0, 0, 0, 0, 0},
 };
 
 /* ---- options ---- */
@@ -97,6 +111,9 @@ static int opt_rx_interactive = 0;
 static const char *opt_report = NULL;
 static int opt_verbose = 0;
 static const char *opt_elf = NULL;
+static const char *opt_eeprom = NULL;
+static uint64_t opt_cut_write = 0;   /* 0: no power cut */
+static long opt_cut_value = -1;      /* -1: the cut byte keeps its old value */
 
 /* ---- state ---- */
 static avr_t *avr;
@@ -130,6 +147,16 @@ static uint64_t last_xon;        /* cycle of the last xon */
 static uint64_t rx_read;         /* interactive: reads of the data register */
 static avr_io_read_t udr_read_next; /* simavr's own UDR read handler */
 static void *udr_read_param;
+
+/* EEPROM: writes counted at the control register, in front of simavr's own handler */
+#define EE_EEPE 0x02
+#define EE_EEMPE 0x04
+static const struct mcu_info *ee_mcu;
+static avr_io_write_t eecr_write_next;
+static void *eecr_write_param;
+static uint64_t ee_writes;
+static uint32_t *ee_cell;        /* writes per cell */
+static long ee_cut_addr = -1;    /* the cell of the write the power cut stopped */
 
 /* Interactive mode: count the firmware's reads of UDR, then let simavr answer. */
 static uint8_t udr_read(struct avr_t *a, avr_io_addr_t addr, void *param)
@@ -166,6 +193,89 @@ static void no_sleep(avr_t *a, avr_cycle_count_t how_long)
 {
 	(void)a;
 	(void)how_long;
+}
+
+/* ---- EEPROM ---- */
+static uint16_t ee_address(avr_t *a)
+{
+	const uint16_t eear = (uint16_t)(ee_mcu->eecr + 2); /* EEAR(L), after EEDR */
+	uint16_t v = a->data[eear];
+	if (ee_mcu->eeprom > 256)
+		v = (uint16_t)(v | a->data[eear + 1] << 8);
+	return (uint16_t)(v & (ee_mcu->eeprom - 1));
+}
+
+static void ee_io(avr_t *a, uint8_t *buf, int set)
+{
+	avr_eeprom_desc_t d;
+	d.ee = buf;
+	d.offset = 0;
+	d.size = ee_mcu->eeprom;
+	if (avr_ioctl(a, set ? AVR_IOCTL_EEPROM_SET : AVR_IOCTL_EEPROM_GET, &d) != 0)
+		die(EXIT_USAGE, "simavr has no EEPROM for %s", ee_mcu->name);
+	if (!set && d.ee != buf) /* some simavr versions hand out their buffer instead */
+		memcpy(buf, d.ee, ee_mcu->eeprom);
+}
+
+/* A write to EECR that sets EEPE while EEMPE is set starts a byte write (simavr's condition). */
+static void eecr_write(struct avr_t *a, avr_io_addr_t addr, uint8_t v, void *param)
+{
+	(void)param;
+	if ((v & EE_EEPE) && (a->data[addr] & EE_EEMPE)) {
+		const uint16_t cell = ee_address(a);
+		ee_writes++;
+		ee_cell[cell]++;
+		if (ee_writes == opt_cut_write) {
+			if (opt_cut_value >= 0) {
+				uint8_t buf[4096];
+				ee_io(a, buf, 0);
+				buf[cell] = (uint8_t)opt_cut_value;
+				ee_io(a, buf, 1);
+			}
+			ee_cut_addr = cell;
+			stop_requested = 1;
+			stop_reason = "power-cut";
+			return; /* the write never lands */
+		}
+	}
+	if (eecr_write_next)
+		eecr_write_next(a, addr, v, eecr_write_param);
+	else
+		a->data[addr] = v;
+}
+
+static void ee_load(avr_t *a)
+{
+	uint8_t buf[4096];
+	FILE *f = fopen(opt_eeprom, "rb");
+	memset(buf, 0xFF, sizeof buf);
+	if (f) {
+		const size_t n = fread(buf, 1, ee_mcu->eeprom + 1u, f);
+		const int bad = ferror(f);
+		fclose(f);
+		if (bad)
+			die(EXIT_USAGE, "cannot read %s", opt_eeprom);
+		if (n != 0 && n != ee_mcu->eeprom)
+			die(EXIT_USAGE, "%s has %zu bytes; the EEPROM of %s has %u", opt_eeprom, n,
+			    ee_mcu->name, (unsigned)ee_mcu->eeprom);
+	} else if (errno != ENOENT) {
+		die(EXIT_USAGE, "cannot read %s: %s", opt_eeprom, strerror(errno));
+	}
+	ee_io(a, buf, 1);
+}
+
+/* Written to FILE.tmp, then renamed over FILE: a killed kb_sim leaves the old image whole. */
+static void ee_save(avr_t *a)
+{
+	uint8_t buf[4096];
+	char tmp[4096];
+	FILE *f;
+	ee_io(a, buf, 0);
+	snprintf(tmp, sizeof tmp, "%s.tmp%ld", opt_eeprom, (long)getpid());
+	f = fopen(tmp, "wb");
+	if (!f || fwrite(buf, 1, ee_mcu->eeprom, f) != ee_mcu->eeprom || fclose(f) != 0 ||
+	    rename(tmp, opt_eeprom) != 0)
+		die(EXIT_USAGE, "cannot write %s: %s", opt_eeprom, strerror(errno));
 }
 
 /* ---- marker register ---- */
@@ -411,13 +521,23 @@ static void write_report(FILE *f, int ok, const char *message, uint32_t data_sz,
 	        ", \"data_bytes\": %" PRIu32 ", \"bss_bytes\": %" PRIu32
 	        ", \"noinit_bytes\": %" PRIu32
 	        ", \"rx_bytes\": %" PRIu64 ", \"rx_eof\": %s, \"rx_drained\": %s"
-	        ", \"tx_bytes\": %" PRIu64 ", \"markers\": [",
+	        ", \"tx_bytes\": %" PRIu64,
 	        opt_mcu, avr->frequency, (uint64_t)avr->cycle, (uint32_t)avr->pc,
 	        (unsigned)marker_addr, (unsigned)min_sp, (unsigned)avr->ramend,
 	        (unsigned)ramstart, (unsigned)static_end,
 	        (int)avr->ramend - (int)min_sp, (int)min_sp + 1 - (int)static_end,
 	        data_sz, bss_sz, noinit_sz, rx_fed, in_eof ? "true" : "false",
 	        drained ? "true" : "false", tx_bytes);
+	uint32_t cmax = 0;
+	long cmax_addr = -1;
+	for (unsigned i = 0; ee_cell && i < ee_mcu->eeprom; i++)
+		if (ee_cell[i] > cmax) {
+			cmax = ee_cell[i];
+			cmax_addr = (long)i;
+		}
+	fprintf(f, ", \"eeprom_writes\": %" PRIu64 ", \"eeprom_cell_max\": %" PRIu32
+	        ", \"eeprom_cell_max_addr\": %ld, \"eeprom_cut_addr\": %ld, \"markers\": [",
+	        ee_writes, cmax, cmax_addr, ee_cut_addr);
 	for (size_t i = 0; i < n_markers; i++)
 		fprintf(f, "%s[%u, %" PRIu64 ", %u]", i ? ", " : "", (unsigned)markers[i].value,
 		        markers[i].cycle, (unsigned)markers[i].min_sp);
@@ -430,6 +550,7 @@ static void usage(void)
 	        "usage: kb_sim --mcu attiny2313|atmega328p --freq HZ [--marker-reg ADDR]\n"
 	        "              [--max-cycles N] [--idle-cycles N] [--done-marker V]\n"
 	        "              [--rx-mode stream|byte|interactive] [--report FILE] [-v]\n"
+	        "              [--eeprom FILE] [--cut-eeprom-write N [--cut-value V]]\n"
 	        "              firmware.elf\n"
 	        "  ADDR is a data-space address (attiny2313 GPIOR1 = 0x34, atmega328p = 0x4A)\n");
 	exit(EXIT_USAGE);
@@ -474,6 +595,12 @@ int main(int argc, char **argv)
 				usage();
 		} else if (!strcmp(a, "--report"))
 			opt_report = ARG();
+		else if (!strcmp(a, "--eeprom"))
+			opt_eeprom = ARG();
+		else if (!strcmp(a, "--cut-eeprom-write"))
+			opt_cut_write = parse_u64(ARG(), "--cut-eeprom-write");
+		else if (!strcmp(a, "--cut-value"))
+			opt_cut_value = (long)(parse_u64(ARG(), "--cut-value") & 0xff);
 		else if (!strcmp(a, "-v"))
 			opt_verbose = 1;
 		else if (!strcmp(a, "-h") || !strcmp(a, "--help"))
@@ -544,6 +671,22 @@ int main(int argc, char **argv)
 		    (unsigned)(static_end - ramstart), opt_mcu, (unsigned)(avr->ramend + 1 - ramstart));
 
 	avr_register_io_write(avr, (avr_io_addr_t)opt_marker, marker_write, NULL);
+
+	if (mi && mi->eeprom) {
+		unsigned io = AVR_DATA_TO_IO(mi->eecr);
+		ee_mcu = mi;
+		ee_cell = calloc(mi->eeprom, sizeof *ee_cell);
+		if (!ee_cell)
+			die(EXIT_USAGE, "out of memory");
+		eecr_write_next = avr->io[io].w.c;
+		eecr_write_param = avr->io[io].w.param;
+		avr->io[io].w.c = eecr_write;
+		avr->io[io].w.param = NULL;
+		if (opt_eeprom)
+			ee_load(avr);
+	} else if (opt_eeprom || opt_cut_write) {
+		die(EXIT_USAGE, "--eeprom does not know mcu %s", opt_mcu);
+	}
 
 	/* UART0: no console printing, no usleep while the firmware polls */
 	uint32_t flags = 0;
@@ -638,6 +781,8 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (opt_eeprom)
+		ee_save(avr);
 	if (code != EXIT_OK)
 		fprintf(stderr, "kb_sim: %s\n", message);
 	if (opt_report) {

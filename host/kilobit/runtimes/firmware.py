@@ -12,11 +12,17 @@ Builds are cached under build/avr-<model>/<board>/<hash>/, the hash covering the
 firmware sources, the MCU, the clock and the compiler flags: the same model never compiles
 twice. A model that cannot fit the board raises FitError ("does not fit attiny2313: ...") with
 the numbers: a failed link (flash), or static RAM plus the stack reserve above the board's RAM.
+
+A learner built with checkpoint_every=N (0: on a checkpoint frame only) keeps its state in the
+EEPROM across resets and power cuts (firmware_c/avr/kb_persist.h, docs/contract.md section 11);
+its sizes then carry the EEPROM layout (checkpoint_layout), and a state that no crash-safe
+scheme fits into the board's EEPROM raises FitError ("does not fit attiny2313 crash-safe: ...").
 """
 import hashlib
 import json
 import os
 import re
+import subprocess
 import tempfile
 
 from kilobit.core.errors import KilobitError
@@ -79,11 +85,13 @@ def _digest(parts):
     return h.hexdigest()[:20]
 
 
-def build(model_bytes, board_name, baud=BAUD):
+def build(model_bytes, board_name, baud=BAUD, checkpoint_every=None):
     """Build the firmware of a model file for `board_name`: its type's firmware source with the
     header made from the file. Returns (elf, sizes), sizes as kilobit.runtimes.avrsim.avr_size
-    plus board, mcu, clock_hz, flash_bytes, ram_bytes and stack_reserve. Raises FitError when
-    the model cannot fit, ModelFileError for a bad file."""
+    plus board, mcu, clock_hz, flash_bytes, ram_bytes and stack_reserve (and "checkpoint", the
+    EEPROM layout, when checkpoint_every is given: a checkpoint every N learning steps that
+    changed the state, 0 for checkpoint frames only). Raises FitError when the model cannot fit,
+    ModelFileError for a bad file."""
     spec = registry.of_file(model_bytes)
     fw = spec.firmware
     b = board(board_name)
@@ -95,9 +103,77 @@ def build(model_bytes, board_name, baud=BAUD):
     extra = [os.path.join(FIRMWARE_C, p) for p in getattr(fw, "EXTRA_SOURCES", ())]
     depends = [source] + extra + [os.path.join(FIRMWARE_C, p) for p in fw.DEPENDS]
     reserve = getattr(fw, "STACK_RESERVE", STACK_RESERVE)
-    return build_source(fw.header(model_bytes), board_name, source, depends,
+    header = fw.header(model_bytes)
+    if checkpoint_every is not None:
+        if spec.kind == "predictor":
+            raise FitError("does not fit %s crash-safe: a %s model does not learn on the chip, "
+                           "it has no state to checkpoint" % (b["name"], spec.name))
+        depends.append(os.path.join(FIRMWARE_C, "avr", "kb_persist.h"))
+        header = checkpoint_header(header, depends, checkpoint_every)
+    return build_source(header, board_name, source, depends,
                         os.path.join(BUILD, "avr-" + spec.name), baud, extra_sources=extra,
                         stack_reserve=reserve)
+
+
+def checkpoint_header(header, depends, every):
+    """The model header with the checkpoint defines: KB_PERSIST_EVERY and the fingerprint that
+    seeds the EEPROM copies' CRC. The fingerprint covers the header and every firmware source,
+    so a chip flashed with another model, or another firmware, does not restore the old EEPROM
+    (it would be another struct layout or another model's state)."""
+    every = int(every)
+    if not 0 <= every <= 255:
+        raise KilobitError("checkpoint every %d learning steps: must be 0 (on request only) to "
+                           "255" % every)
+    parts = [header]
+    for path in depends:
+        with open(path, "rb") as f:
+            parts.append(f.read())
+    fp = int(_digest(parts)[:4], 16)
+    return header + ("\n/* checkpoints in EEPROM (firmware_c/avr/kb_persist.h) */\n"
+                     "#define KB_PERSIST_EVERY %d\n#define KB_PERSIST_FP 0x%04XU\n" % (every, fp))
+
+
+def checkpoint_layout(state_bytes, step_bytes, eeprom_bytes, every):
+    """The EEPROM layout kb_persist.h builds for a state of `state_bytes` of which one learning
+    step changes at most `step_bytes`: {"scheme": "slots" | "journal" | None, "eeprom_bytes",
+    "used_bytes", ...}. The same arithmetic as kb_persist.h's KB_USE_SLOTS / KB_USE_JOURNAL
+    (tests build both and compare the scheme the chip reports)."""
+    every = int(every)
+    out = {"state_bytes": state_bytes, "step_bytes": step_bytes, "eeprom_bytes": eeprom_bytes,
+           "every": every}
+    slots = 2 * (state_bytes + 4)
+    cap = (eeprom_bytes - (state_bytes + 3) - 3) // 2
+    if slots <= eeprom_bytes:
+        out.update(scheme="slots", used_bytes=slots)
+    elif eeprom_bytes <= 256 and every >= 1 and every * step_bytes <= cap:
+        out.update(scheme="journal", used_bytes=state_bytes + 6 + 2 * every * step_bytes,
+                   journal_entries=cap)
+    else:
+        out.update(scheme=None, used_bytes=None, slots_need=slots,
+                   journal_need=state_bytes + 6 + 2 * max(every, 1) * step_bytes)
+    return out
+
+
+def layout_text(lay):
+    """One line on an EEPROM layout, for `kilobit fit` and the errors."""
+    s, e = lay["state_bytes"], lay["eeprom_bytes"]
+    if lay["scheme"] == "slots":
+        return "two slots of %d B state + 4 B (seq, its check byte, check): %d B of %d B" % (
+            s, lay["used_bytes"], e)
+    if lay["scheme"] == "journal":
+        return ("one copy of %d B state + 3 B and a redo journal of %d entries (a checkpoint "
+                "every %d learning step(s), each changing at most %d B): %d B of %d B" % (
+                    s, lay["journal_entries"], lay["every"], lay["step_bytes"],
+                    lay["used_bytes"], e))
+    why = []
+    if e > 256:
+        why.append("a journal needs an EEPROM of at most 256 B")
+    if lay["every"] == 0:
+        why.append("a journal needs a checkpoint every N >= 1 learning steps")
+    return ("learnt state %d B: two slots need %d B, one copy with a journal for %d learning "
+            "step(s) of at most %d changed bytes needs %d B%s; the EEPROM has %d B" % (
+                s, lay["slots_need"], max(lay["every"], 1), lay["step_bytes"],
+                lay["journal_need"], " (%s)" % "; ".join(why) if why else "", e))
 
 
 def build_source(header, board_name, source, depends, cache, baud=BAUD, extra_sources=(),
@@ -161,6 +237,10 @@ def _compile(header, out_dir, elf, mcu, f_cpu, baud, b, source, extra_sources, r
                                     defines=["BAUD=%dUL" % baud],
                                     f_cpu=f_cpu, extra_flags=list(WARN) + ["-include", hpath])
     except avrsim.SimError as e:
+        if "kb_persist_does_not_fit_eeprom" in str(e):
+            lay = _probe_layout(hpath, source, mcu, f_cpu, baud, b)
+            raise FitError("does not fit %s crash-safe: %s" % (b["name"], layout_text(lay))) \
+                from None
         over = re.search(r"region `text' overflowed by (\d+) bytes", str(e))
         if over:
             need = b["flash_bytes"] + int(over.group(1))
@@ -183,7 +263,35 @@ def _compile(header, out_dir, elf, mcu, f_cpu, baud, b, source, extra_sources, r
     os.replace(tmp_elf, elf)
     sizes = dict(sizes, board=b["name"], mcu=mcu, clock_hz=f_cpu, flash_bytes=b["flash_bytes"],
                  ram_bytes=b["ram_bytes"], stack_reserve=reserve)
+    if "KB_PERSIST_EVERY" in header:
+        sizes["checkpoint"] = _probe_layout(hpath, source, mcu, f_cpu, baud, b)
     return sizes
+
+
+def _probe_layout(hpath, source, mcu, f_cpu, baud, b):
+    """The EEPROM layout of a checkpointing build: the state's sizes are the compiler's, read
+    as the symbol sizes of kb_persist.h's probe arrays (compiled with -c, never linked)."""
+    with open(hpath) as f:
+        every = int(re.search(r"#define KB_PERSIST_EVERY (\d+)", f.read()).group(1))
+    with tempfile.TemporaryDirectory() as tmp:
+        obj = os.path.join(tmp, "probe.o")
+        cmd = (["avr-gcc", "-mmcu=" + mcu, "-DF_CPU=%dUL" % f_cpu, "-DBAUD=%dUL" % baud,
+                "-DKB_PERSIST_PROBE"] + list(avrsim.AVR_CFLAGS) + list(WARN)
+               + ["-include", hpath, "-c", "-o", obj, source])
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise avrsim.SimError("avr-gcc failed for %s:\n%s\n%s" % (mcu, " ".join(cmd), p.stderr))
+        p = subprocess.run(["avr-nm", "-S", "--defined-only", obj], capture_output=True,
+                           text=True)
+    sizes = {}
+    for line in p.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[3] in ("kb_probe_state", "kb_probe_step"):
+            sizes[parts[3]] = int(parts[1], 16)
+    if len(sizes) != 2:
+        raise avrsim.SimError("avr-nm found no probe sizes in %s: %s" % (source, p.stdout))
+    return checkpoint_layout(sizes["kb_probe_state"], sizes["kb_probe_step"],
+                             b["eeprom_bytes"], every)
 
 
 def _check_fit(sizes, b, reserve):
@@ -196,10 +304,10 @@ def _check_fit(sizes, b, reserve):
                           b["ram_bytes"]))
 
 
-def fits(model_bytes, board_name):
+def fits(model_bytes, board_name, checkpoint_every=None):
     """(True, "") when the model's firmware fits the board, else (False, the reason)."""
     try:
-        build(model_bytes, board_name)
+        build(model_bytes, board_name, checkpoint_every=checkpoint_every)
     except FitError as e:
         return False, str(e)
     return True, ""
