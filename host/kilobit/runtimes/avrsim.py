@@ -218,7 +218,8 @@ def avr_size(elf):
 
 
 def run(elf, mcu, freq=None, input_bytes=b"", max_cycles=2 * 10 ** 9, idle_cycles=None,
-        marker_reg=None, done_marker=None, rx_mode="stream", check=True, timeout=600):
+        marker_reg=None, done_marker=None, rx_mode="stream", check=True, timeout=600,
+        eeprom=None, cut_write=None, cut_value=None):
     """Run `elf` on a simulated `mcu` at `freq` Hz, feeding `input_bytes` to UART0.
 
     The run ends when the firmware sleeps with interrupts off (stop "done"), writes `done_marker`
@@ -235,6 +236,10 @@ def run(elf, mcu, freq=None, input_bytes=b"", max_cycles=2 * 10 ** 9, idle_cycle
     and
     kb_sim waits for stdin only once the chip has read everything, answered and gone back to
     polling its receiver; the cycle counts then depend on the host's pacing.
+
+    `eeprom` is a file holding the chip's EEPROM across runs (missing: blank), written back when
+    the run ends. `cut_write` N cuts the power as the N-th EEPROM byte write starts (stop
+    "power-cut"); that byte keeps its old value, or holds `cut_value` (a torn write).
     """
     if freq is None:
         freq = DEFAULT_FREQ[mcu]
@@ -250,6 +255,12 @@ def run(elf, mcu, freq=None, input_bytes=b"", max_cycles=2 * 10 ** 9, idle_cycle
             cmd += ["--marker-reg", str(int(marker_reg))]
         if done_marker is not None:
             cmd += ["--done-marker", str(int(done_marker))]
+        if eeprom is not None:
+            cmd += ["--eeprom", os.path.abspath(eeprom)]
+        if cut_write is not None:
+            cmd += ["--cut-eeprom-write", str(int(cut_write))]
+            if cut_value is not None:
+                cmd += ["--cut-value", str(int(cut_value))]
         cmd.append(os.path.abspath(elf))
         try:
             p = subprocess.run(cmd, input=bytes(input_bytes), capture_output=True,

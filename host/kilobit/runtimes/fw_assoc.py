@@ -26,6 +26,11 @@ def query_frame(values):
     return protocol.frame("Q", bytes(int(v) & 0xFF for v in values))
 
 
+def step_frame(op, y, values):
+    """The frame of one step (learn or query)."""
+    return learn_frame(y, values) if op == "L" else query_frame(values)
+
+
 def step_reply(r):
     """(prediction, count, classes, anchors) of a learn/query reply."""
     p = r.payload
@@ -33,6 +38,9 @@ def step_reply(r):
         raise protocol.ProtocolError("step reply of %d bytes" % len(p))
     pred = p[1] if p[0] & 1 else -1
     return pred, p[2], p[3], p[4] | p[5] << 8
+
+
+row = step_reply  # the fields of a step reply, in the golden file's order
 
 
 def info(r):

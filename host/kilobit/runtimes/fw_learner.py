@@ -26,6 +26,21 @@ def check_info(reply, m, board):
     return info
 
 
+def step_frame(op, y, codes):
+    """The frame of one step (learn or query)."""
+    return protocol.learn_frame(y, codes) if op == "L" else protocol.query_frame(codes)
+
+
+def row(r):
+    """The fields of a learn or query reply, in the golden file's order."""
+    return (r.score, r.pred, r.mistake, r.count)
+
+
+def dump_memory(r):
+    """The memory of a dump reply, or None when the chip left it out (unchanged)."""
+    return r.memory
+
+
 def step_frames(steps):
     """Frames of the steps: each learn is followed by a dump-if-changed."""
     out = []

@@ -12,8 +12,11 @@ CRC-8 is polynomial 0x07, initial value 0, no reflection, no final xor (CRC-8/SM
     I   []                     I: version, type, kernel, bits, dims u16, budget u16, width i8,
                                   C, ntab, score bytes, memory bytes u16, table[ntab]
     S   []                     S: (empty), then the chip stops
+    C   []                     C: result (0 written, 1 unchanged), seq (a firmware built with
+                                  checkpoints, firmware_c/avr/kb_persist.h)
     any bad frame              E: error code, op
-flags: bit 0 the prediction (score > 0), bit 1 a mistake (the example was learnt).
+flags: bit 0 the prediction (score > 0), bit 1 a mistake (the example was learnt), bit 2 a
+checkpoint was written to EEPROM after the step.
 """
 import struct
 
@@ -22,7 +25,8 @@ from kilobit.core.errors import KilobitError
 VERSION = 1
 SYNC_REQ = 0xA5
 SYNC_REP = 0x5A
-OP_LEARN, OP_QUERY, OP_DUMP, OP_INFO, OP_STOP = b"LQDIS"
+OP_LEARN, OP_QUERY, OP_DUMP, OP_INFO, OP_STOP, OP_CHECKPOINT = b"LQDISC"
+FLAG_CHECKPOINT = 4  # in a learn reply's flags: a checkpoint was written after the step
 REP_ERROR = ord("E")
 
 ERRORS = {1: "bad checksum", 2: "bad length", 3: "code out of range", 4: "label not 0/1",
@@ -84,6 +88,10 @@ def info_frame():
 
 def stop_frame():
     return frame(OP_STOP)
+
+
+def checkpoint_frame():
+    return frame(OP_CHECKPOINT)
 
 
 class Reply:
