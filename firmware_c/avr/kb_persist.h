@@ -243,8 +243,9 @@ static KB_NOINLINE uint8_t kb_base_ok(void)
  * twice (a cut before the mark) sets the same bytes again. */
 static void kb_journal_apply(void)
 {
+    const uint8_t cap = (uint8_t)(KB_JOURNAL_CAP < 0 ? 0 : KB_JOURNAL_CAP); /* <= 125 here */
     uint8_t n = kb_ee_get((kb_ee_t)(KB_J + 2u)), j;
-    if (n > KB_JOURNAL_CAP) /* not ours: nothing to copy */
+    if (n > cap) /* not ours: nothing to copy */
         n = 0;
     for (j = 0; j < n; j++) {
         const kb_ee_t e = (kb_ee_t)(KB_J + 3u + 2u * j);

@@ -21,6 +21,10 @@ def add_parsers(sub):
     p = sub.add_parser("fit", help="flash and RAM a model takes on a board, against its budget")
     p.add_argument("model")
     p.add_argument("--board", required=True)
+    p.add_argument("--checkpoint-every", type=int, metavar="N",
+                   help="an AVR learner that checkpoints its state to EEPROM every N learning "
+                        "steps that changed it (0: on a checkpoint frame only): does a "
+                        "crash-safe layout fit?")
 
     p = sub.add_parser("deploy", help="put kbit and a model on a board (mpy-cross + mpremote, "
                                       "ampy), or flash an AVR with the model's firmware (avrdude)")
@@ -81,7 +85,7 @@ def cmd_fit(a):
     b = boards.get(a.board)
     data = _model(a.model)
     name, _ = kbfile.unpack(data)
-    f = boards.fit(data, b)
+    f = boards.fit(data, b, checkpoint_every=a.checkpoint_every)
     print("%s: %s model, file %d B" % (a.model, name, len(data)))
     for line in f.lines():
         print(line)

@@ -291,9 +291,11 @@ class Fit:
         return out
 
 
-def fit(model_bytes, board):
+def fit(model_bytes, board, checkpoint_every=None):
     """Fit of a model file on a board dict. Raises KilobitError for a bad model file or a
-    missing toolchain; a model that does not fit gives .ok False with .reason."""
+    missing toolchain; a model that does not fit gives .ok False with .reason. With
+    checkpoint_every (an AVR learner) the firmware checkpoints its state to EEPROM and the fit
+    has an EEPROM line; no crash-safe layout is a misfit."""
     from kilobit.core import kbfile
     kbfile.unpack(model_bytes)  # a bad file is an error, not a misfit
     f = Fit(board)
@@ -303,7 +305,8 @@ def fit(model_bytes, board):
         if miss:
             raise KilobitError("fitting a C board builds its firmware: missing %s" % miss)
         try:
-            _, sizes = firmware.build(model_bytes, board["name"])
+            _, sizes = firmware.build(model_bytes, board["name"],
+                                      checkpoint_every=checkpoint_every)
         except firmware.FitError as e:
             f.ok = False
             f.reason = str(e).replace("does not fit %s: " % board["name"], "")
@@ -321,6 +324,12 @@ def fit(model_bytes, board):
         f.add("RAM", sizes["ram"] + sizes["stack_reserve"], board["ram_bytes"],
               "static %d B + stack reserve %d B (the most measured in simulation)"
               % (sizes["ram"], sizes["stack_reserve"]))
+        if checkpoint_every is not None:
+            lay = sizes["checkpoint"]
+            f.add("EEPROM", lay["used_bytes"], lay["eeprom_bytes"],
+                  "checkpoints (every %s): %s" % (
+                      "%d learning steps that changed the state" % lay["every"]
+                      if lay["every"] else "checkpoint frame", firmware.layout_text(lay)))
         return f
     name, obj, used = load_kbit(model_bytes)
     sizes = mpy_sizes(board["mpy_cross_arch"])
