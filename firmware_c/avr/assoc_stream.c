@@ -67,18 +67,19 @@ static kb_assoc_t model;
 #define KB_STATE_STEP_BYTES (sizeof model + KB_ASSOC_FW_MEM_BYTES)
 #include "kb_persist.h"
 #define KB_PERSIST_RESTORE() kb_persist_restore()
-#define KB_PERSIST_STEP() kb_persist_step()
+static uint8_t kb_step_flags; /* the learn reply's checkpoint bit */
+#define KB_STEP_FLAGS(pred_flag) ((uint8_t)(kb_step_flags | (pred_flag)))
 #else
 #define KB_PERSIST_RESTORE() 0
-#define KB_PERSIST_STEP() 0
+#define KB_STEP_FLAGS(pred_flag) (pred_flag) /* exactly the build without */
 #endif
 
-/* flags (bit 0: a class was predicted; bits 2, 3: a checkpoint written, refused), prediction,
- * count, classes, anchors stored (u16). */
-static void reply_step(uint8_t op, int16_t pred, uint8_t flags)
+/* flags (bit 0: a class was predicted; bit 2: a checkpoint was written after the step),
+ * prediction, count, classes, anchors stored (u16). */
+static void reply_step(uint8_t op, int16_t pred)
 {
     kb_reply_begin(op, 6);
-    kb_tx_crc((uint8_t)(flags | (pred >= 0)));
+    kb_tx_crc(KB_STEP_FLAGS((uint8_t)(pred >= 0)));
     kb_tx_crc((uint8_t)(pred >= 0 ? pred : 0));
     kb_tx_crc(model.count);
     kb_tx_crc(model.nc);
@@ -151,12 +152,12 @@ int main(void)
             kb_assoc_learn(&model, u, frame[0], &pred);
             KB_BARRIER();
             MARK(2);
-            uint8_t flags = 0;
-            if (model.changed) {
+            if (model.changed)
                 KB_DIRTY = 1;
-                flags = KB_PERSIST_STEP();
-            }
-            reply_step(op, pred, flags);
+#ifdef KB_PERSIST_EVERY
+            kb_step_flags = model.changed ? kb_persist_step() : 0;
+#endif
+            reply_step(op, pred);
         } else if (op == KB_OP_QUERY) {
             int16_t pred;
             MARK(3);
@@ -164,7 +165,10 @@ int main(void)
             pred = kb_assoc_predict(&model, u);
             KB_BARRIER();
             MARK(4);
-            reply_step(op, pred, 0);
+#ifdef KB_PERSIST_EVERY
+            kb_step_flags = 0;
+#endif
+            reply_step(op, pred);
         } else if (op == KB_OP_DUMP) {
             const uint16_t n = kb_dump_bytes(len, frame[0], KB_ASSOC_FW_MEM_BYTES);
             kb_reply_begin(op, (uint16_t)(3u + n));

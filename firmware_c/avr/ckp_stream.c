@@ -85,10 +85,11 @@ static uint8_t frame[1 + KB_DIMS]; /* the label (learn), then the codes */
 #define KB_STATE_STEP_BYTES (sizeof model + KB_CKP_CONST_MEM_BYTES)
 #include "kb_persist.h"
 #define KB_PERSIST_RESTORE() kb_persist_restore()
-#define KB_PERSIST_STEP() kb_persist_step()
+/* the learn reply's flags: the mistake, and a checkpoint written after it */
+#define KB_LEARN_FLAGS(mistake) ((uint8_t)(((mistake) << 1) | ((mistake) ? kb_persist_step() : 0)))
 #else
 #define KB_PERSIST_RESTORE() 0
-#define KB_PERSIST_STEP() 0
+#define KB_LEARN_FLAGS(mistake) ((uint8_t)((mistake) << 1)) /* exactly the build without */
 #endif
 
 /* flags (bit 0: prediction s > 0, bit 1: mistake), count, score (little-endian, signed). */
@@ -166,11 +167,9 @@ int main(void)
 #endif
             KB_BARRIER();
             MARK(learn ? 2 : 4);
-            if (mistake) {
+            if (mistake)
                 KB_DIRTY = 1;
-                mistake = (uint8_t)(2u | KB_PERSIST_STEP());
-            }
-            reply_step(op, s, mistake);
+            reply_step(op, s, KB_LEARN_FLAGS(mistake));
         } else if (op == KB_OP_DUMP) {
             const uint16_t n = kb_dump_bytes(len, frame[0], KB_CKP_CONST_MEM_BYTES);
             kb_reply_begin(op, (uint16_t)(4u + n));

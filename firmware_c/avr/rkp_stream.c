@@ -101,10 +101,11 @@ static uint8_t u[KB_DIMS]; /* the frame buffer: the codes of the current frame *
     (sizeof model + (KB_RKP_CONST_DIMS * KB_RKP_CONST_BITS + 1L + 7L + 7L) / 8L)
 #include "kb_persist.h"
 #define KB_PERSIST_RESTORE() kb_persist_restore()
-#define KB_PERSIST_STEP() kb_persist_step()
+/* the learn reply's flags: the mistake, and a checkpoint written after it */
+#define KB_LEARN_FLAGS(mistake) ((uint8_t)(((mistake) << 1) | ((mistake) ? kb_persist_step() : 0)))
 #else
 #define KB_PERSIST_RESTORE() 0
-#define KB_PERSIST_STEP() 0
+#define KB_LEARN_FLAGS(mistake) ((uint8_t)((mistake) << 1)) /* exactly the build without */
 #endif
 
 /* flags (bit 0: prediction s > 0, bit 1: mistake), count, score (little-endian, signed). */
@@ -183,17 +184,15 @@ int main(void)
 
         if (op == KB_OP_LEARN) {
             kb_score_t s;
-            uint8_t mistake, flags = 0;
+            uint8_t mistake;
             MARK(1);
             KB_BARRIER();
             s = kb_rkp_learn(&model, u, y, &mistake);
             KB_BARRIER();
             MARK(2);
-            if (mistake) {
+            if (mistake)
                 KB_DIRTY = 1;
-                flags = (uint8_t)(2u | KB_PERSIST_STEP());
-            }
-            reply_step(op, s, flags);
+            reply_step(op, s, KB_LEARN_FLAGS(mistake));
         } else if (op == KB_OP_QUERY) {
             kb_score_t s;
             MARK(3);
