@@ -144,3 +144,14 @@ def test_kilobit_fit_checkpoint(tmp_path, capsys):
     assert main(["fit", str(path), "--board", "attiny2313", "--checkpoint-every", "1"]) != 0
     err = capsys.readouterr().err
     assert "no crash-safe checkpoint fits its EEPROM: learnt state 79 B" in err
+
+
+@pytest.mark.parametrize("board", ["attiny2313", "uno"])
+def test_mutated_frames_write_no_eeprom(board):
+    """With checkpoints built in, a bad frame (a C with a payload among them) is refused as
+    before and writes no EEPROM byte: the run's writes are those of its one valid step."""
+    from kilobit.runtimes import framefuzz
+    r = framefuzz.run(model(BANANA), board, n=2000, seed=5, checkpoint_every=1)
+    assert r["right"] == r["frames"] == 2000, r["wrong"]
+    assert r["same"] and r["step_ok"] and r["eeprom_same"]
+    assert r["eeprom_writes"] > 0  # the valid step's mistake wrote the first checkpoint

@@ -102,7 +102,7 @@ static uint8_t u[KB_DIMS]; /* the frame buffer: the codes of the current frame *
 #include "kb_persist.h"
 #define KB_PERSIST_RESTORE() kb_persist_restore()
 /* the learn reply's flags: the mistake, and a checkpoint written after it */
-#define KB_LEARN_FLAGS(mistake) ((uint8_t)(((mistake) << 1) | ((mistake) ? kb_persist_step() : 0)))
+#define KB_LEARN_FLAGS(mistake) ((uint8_t)((mistake) ? 2u | kb_persist_step() : 0u))
 #else
 #define KB_PERSIST_RESTORE() 0
 #define KB_LEARN_FLAGS(mistake) ((uint8_t)((mistake) << 1)) /* exactly the build without */

@@ -19,12 +19,13 @@ from kilobit.runtimes import fw_learner
 from kilobit.runtimes.base import Runtime, RuntimeFailure
 
 
-def session(model, frames, board, max_cycles=4 * 10 ** 9, timeout=900):
-    """Build the firmware for `model` (bytes of a model file), send `frames` (bytes) to it on the
-    simulated `board` and return (replies, SimResult, sizes). Frames should end with a stop
-    frame. Raises RuntimeFailure (does not fit, crash, unparsable replies)."""
+def session(model, frames, board, max_cycles=4 * 10 ** 9, timeout=900, checkpoint_every=None):
+    """Build the firmware for `model` (bytes of a model file; with EEPROM checkpoints when
+    checkpoint_every is given), send `frames` (bytes) to it on the simulated `board` and return
+    (replies, SimResult, sizes). Frames should end with a stop frame. Raises RuntimeFailure (does
+    not fit, crash, unparsable replies)."""
     try:
-        elf, sizes = firmware.build(model, board)
+        elf, sizes = firmware.build(model, board, checkpoint_every=checkpoint_every)
     except firmware.FitError as e:
         raise RuntimeFailure(str(e)) from None
     except avrsim.SimError as e:

@@ -33,8 +33,9 @@ def _frame(op, payload, crc_ok=True):
 class Spec:
     """What a firmware accepts: the payload lengths, and the label and input ranges."""
 
-    def __init__(self, kind, m):
+    def __init__(self, kind, m, checkpoint=False):
         self.kind = kind
+        self.ops = OPS + (b"C" if checkpoint else b"")  # C: a firmware built with checkpoints
         if kind == "predictor":  # predict_stream.c: U start u16 + 1..chunk codes, P, I, S
             from kilobit.runtimes.fw_predict import CHUNK
             self.n, self.top, self.chunk, self.label_max = m.dims, (1 << m.in_bits) - 1, CHUNK, 0
@@ -54,7 +55,7 @@ class Spec:
             return protocol.ERR_CRC
         if self.kind == "predictor":
             return self._expected_predictor(op, payload)
-        if op not in OPS:
+        if op not in self.ops:
             return protocol.ERR_OP
         n = len(payload)
         if op == ord("L"):
@@ -71,7 +72,7 @@ class Spec:
             return None if all(self.value(v) for v in payload) else protocol.ERR_CODE
         if op == ord("D"):
             return protocol.ERR_LEN if n > 1 else None
-        return protocol.ERR_LEN if n else None  # I, S
+        return protocol.ERR_LEN if n else None  # I, S, C
 
 
     def _expected_predictor(self, op, payload):
@@ -144,13 +145,13 @@ def mutations(spec, n, seed):
         if r < 0.25:  # a byte hit on the line: the CRC no longer holds
             crc_ok = False
         elif r < 0.4:  # an op nobody speaks
-            op = g.choice([b for b in range(256) if b not in OPS])
+            op = g.choice([b for b in range(256) if b not in spec.ops])
         elif r < 0.6:  # a length off by a little or by a lot
             k = g.choice([-2, -1, 1, 2, g.randrange(0, MAX_LEN)])
             payload = bytearray(payload[:max(0, len(payload) + k)]) if k < 0 else \
                 payload + bytearray(g.randrange(256) for _ in range(k))
             if op == ord("D") or g.random() < 0.2:
-                op = g.choice(b"DI")
+                op = g.choice(b"DI" + (b"C" if b"C" in spec.ops else b""))
                 payload = bytearray(g.randrange(256) for _ in range(g.randrange(2, 20)))
         elif r < 0.8 and spec.kind == "learner":  # a label other than 0/1
             op = ord("L")
@@ -169,13 +170,16 @@ def mutations(spec, n, seed):
     return out
 
 
-def run(model_bytes, board, n=1000, seed=1, max_cycles=4 * 10 ** 10):
+def run(model_bytes, board, n=1000, seed=1, max_cycles=4 * 10 ** 10, checkpoint_every=None):
     """Send n invalid frames between two dumps, then one valid learn step. Returns a dict: frames,
     right (error replies with the expected code), wrong (the first few that were not), same
-    (state identical before and after), step_ok (the valid step is the reference's), cycles."""
+    (state identical before and after), step_ok (the valid step is the reference's), cycles.
+    With checkpoint_every the firmware checkpoints to EEPROM (C is then a valid op, refused with
+    a payload), and eeprom_same says the bad frames wrote no EEPROM byte: the run's writes are
+    exactly those of the valid step alone."""
     spec_m = registry.of_file(model_bytes)
     m, _ = spec_m.load(model_bytes)
-    spec = Spec(spec_m.kind, m)
+    spec = Spec(spec_m.kind, m, checkpoint=checkpoint_every is not None)
     if spec.kind == "predictor":
         return _run_predictor(model_bytes, spec_m, m, spec, board, n, seed, max_cycles)
     bad = mutations(spec, n, seed)
@@ -190,7 +194,8 @@ def run(model_bytes, board, n=1000, seed=1, max_cycles=4 * 10 ** 10):
     frames = [protocol.info_frame(), protocol.dump_frame()] + [f for f, _ in bad] + \
         [protocol.dump_frame()] + fw.frames(m, step)[1:] + [protocol.stop_frame()]
     replies, result, sizes = session(model_bytes, b"".join(frames), board,
-                                     max_cycles=max_cycles, timeout=3600)
+                                     max_cycles=max_cycles, timeout=3600,
+                                     checkpoint_every=checkpoint_every)
     if len(replies) != len(frames):
         raise KilobitError("%s: %d replies to %d frames" % (board, len(replies), len(frames)))
     before, errs, after = replies[1], replies[2:2 + n], replies[2 + n]
@@ -205,7 +210,15 @@ def run(model_bytes, board, n=1000, seed=1, max_cycles=4 * 10 ** 10):
     take = protocol.taker(replies[:1] + replies[3 + n:-1], board)
     got = fw.read(take, m, step, board)
     want = HostRuntime().replay(model_bytes, step)
-    return dict(frames=n, right=right, wrong=wrong, model=spec_m.name, board=board,
+    extra = {}
+    if checkpoint_every is not None:
+        alone = [protocol.info_frame(), protocol.dump_frame(), protocol.dump_frame()] + \
+            fw.frames(m, step)[1:] + [protocol.stop_frame()]
+        _, ref, _ = session(model_bytes, b"".join(alone), board, max_cycles=max_cycles,
+                            checkpoint_every=checkpoint_every)
+        extra = dict(eeprom_same=result.report["eeprom_writes"] == ref.report["eeprom_writes"],
+                     eeprom_writes=result.report["eeprom_writes"])
+    return dict(extra, frames=n, right=right, wrong=wrong, model=spec_m.name, board=board,
                 same=bytes(before.payload) == bytes(after.payload) and before.code == "D",
                 step_ok=[r[:4] for r in got] == [tuple(r[:4]) for r in want],
                 cycles=result.cycles, flash=sizes["flash"], stack=result.stack_bytes)
