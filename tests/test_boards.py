@@ -25,6 +25,8 @@ import time
 
 import numpy as np
 import pytest
+
+from kilobit.core.errors import KilobitError
 from conftest import need
 
 from kilobit.runtimes import boards, deploy
@@ -736,6 +738,26 @@ def test_avr_deploy_builds_the_hex_it_would_flash(banana):
                 n += count
     _, sizes = firmware.build(banana, "uno")
     assert n == sizes["flash"]
+
+
+def test_avr_deploy_with_checkpoints(banana):
+    """--checkpoint-every builds the checkpointing firmware (its flash is what the hex holds)
+    and says what happens to the EEPROM; MicroPython boards refuse the option."""
+    need_avr()
+    from kilobit.runtimes import firmware
+    steps = deploy.plan_deploy(BANANA, boards.get("uno"), "/dev/null", checkpoint_every=1)
+    assert "checkpointing to EEPROM every 1 learning steps" in steps[0].note
+    assert "leaves the EEPROM as it is" in steps[-1].note  # the Uno's bootloader: -D
+    deploy.execute([s for s in steps if s.argv is None or s.argv[0] != "avrdude"], quiet=True)
+    hexfile = os.path.join(REPO, "build", "deploy", "uno", "firmware.hex")
+    with open(hexfile) as f:
+        n = sum(int(ln[1:3], 16) for ln in f if int(ln[7:9], 16) == 0)
+    _, sizes = firmware.build(banana, "uno", checkpoint_every=1)
+    assert n == sizes["flash"] and sizes["checkpoint"]["scheme"] == "slots"
+    tiny = deploy.plan_deploy(BANANA, boards.get("attiny2313"), None, checkpoint_every=1)
+    assert "unless the EESAVE fuse is programmed" in tiny[-1].note
+    with pytest.raises(KilobitError, match="--checkpoint-every is for AVR boards"):
+        deploy.plan_deploy(BANANA, boards.get("rp2040"), "/dev/null", checkpoint_every=1)
 
 
 def test_flash_firmware_to_an_rp2040_drive(tmp_path):

@@ -37,6 +37,9 @@ def add_parsers(sub):
     p.add_argument("--programmer", help="avrdude programmer (default: the board file's)")
     p.add_argument("--golden", help="golden file the MicroPython board is verified with")
     p.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
+    p.add_argument("--checkpoint-every", type=int, metavar="N",
+                   help="AVR learners: checkpoint the learnt state to EEPROM every N learning "
+                        "steps that changed it (0: on a checkpoint frame only)")
 
     p = sub.add_parser("run", help="run a script on a MicroPython board (mpremote run)")
     p.add_argument("script")
@@ -97,7 +100,8 @@ def cmd_fit(a):
 def cmd_deploy(a):
     from kilobit.runtimes import boards, deploy
     b = boards.get(a.board)
-    steps = deploy.plan_deploy(a.model, b, a.port, a.runtime, a.programmer, a.golden)
+    steps = deploy.plan_deploy(a.model, b, a.port, a.runtime, a.programmer, a.golden,
+                               a.checkpoint_every)
     deploy.execute(steps, dry_run=a.dry_run)
     if not a.dry_run:
         print("deployed %s to %s%s" % (a.model, b["name"], " on " + a.port if a.port else ""))

@@ -356,7 +356,7 @@ def plan_micropython(model_path, board, port, runtime=None, golden=None):
 
 # --- AVR boards -------------------------------------------------------------------------------------
 
-def plan_avr(model_path, board, port=None, programmer=None):
+def plan_avr(model_path, board, port=None, programmer=None, checkpoint_every=None):
     from kilobit.runtimes import firmware
     _, data = _read_model(model_path)
     out_dir = os.path.join(BUILD, board["name"])
@@ -365,10 +365,12 @@ def plan_avr(model_path, board, port=None, programmer=None):
     av = board["deploy"]["avrdude"]
 
     def build():
-        built, sizes = firmware.build(data, board["name"])
+        built, sizes = firmware.build(data, board["name"], checkpoint_every=checkpoint_every)
         os.makedirs(out_dir, exist_ok=True)
         shutil.copyfile(built, elf)
-        print("# program %d B, static RAM %d B" % (sizes["flash"], sizes["ram"]))
+        print("# program %d B, static RAM %d B%s" % (
+            sizes["flash"], sizes["ram"], "" if checkpoint_every is None else
+            ", EEPROM checkpoints: " + firmware.layout_text(sizes["checkpoint"])))
 
     cmd = ["avrdude", "-p", av["part"], "-c", programmer or av["programmer"]]
     if port:
@@ -377,22 +379,39 @@ def plan_avr(model_path, board, port=None, programmer=None):
     for fuse, value in sorted(av.get("fuses", {}).items()):
         cmd += ["-U", "%s:w:%s:m" % (fuse, value)]
     cmd += ["-U", "flash:w:%s:i" % shown(hexfile)]
-    return [
-        Step(note="build the firmware of %s for %s (%s, %g MHz) with avr-gcc, copied to %s"
-                  % (model_path, board["name"], board["mcu"], board["clock_hz"] / 1e6, shown(elf)),
+    steps = [
+        Step(note="build the firmware of %s for %s (%s, %g MHz) with avr-gcc%s, copied to %s"
+                  % (model_path, board["name"], board["mcu"], board["clock_hz"] / 1e6,
+                     "" if checkpoint_every is None else
+                     ", checkpointing to EEPROM every %d learning steps that change it"
+                     % checkpoint_every if checkpoint_every else
+                     ", checkpointing to EEPROM on checkpoint frames", shown(elf)),
              prepare=build),
         Step(["avr-objcopy", "-O", "ihex", "-R", ".eeprom", shown(elf), shown(hexfile)]),
         Step(cmd),
     ]
+    if checkpoint_every is not None:
+        # the checkpoint's fingerprint covers the model and the firmware: another build starts
+        # from the model as flashed whatever the EEPROM holds
+        keeps = "-D" in av.get("options", [])  # a bootloader writes flash without a chip erase
+        steps.append(Step(note="the chip restores its newest checkpoint at every reset; %s; a "
+                               "checkpoint of another build is ignored" % (
+                                   "flashing through the bootloader (-D) leaves the EEPROM as it "
+                                   "is" if keeps else "avrdude's chip erase clears the EEPROM "
+                                   "unless the EESAVE fuse is programmed")))
+    return steps
 
 
-def plan_deploy(model_path, board, port=None, runtime=None, programmer=None, golden=None):
+def plan_deploy(model_path, board, port=None, runtime=None, programmer=None, golden=None,
+                checkpoint_every=None):
     if board["runtime"] == "c":
         if runtime not in (None, "c"):
             raise KilobitError("%s runs the C firmware, not %s" % (board["name"], runtime))
         if golden:
             raise KilobitError("--golden is for MicroPython boards")
-        return plan_avr(model_path, board, port, programmer)
+        return plan_avr(model_path, board, port, programmer, checkpoint_every)
+    if checkpoint_every is not None:
+        raise KilobitError("--checkpoint-every is for AVR boards (kbit.checkpoint on MicroPython)")
     if programmer:
         raise KilobitError("--programmer is for AVR boards")
     if not port:
