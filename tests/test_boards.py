@@ -26,9 +26,9 @@ import time
 import numpy as np
 import pytest
 
-from kilobit.core.errors import KilobitError
 from conftest import need
 
+from kilobit.core.errors import KilobitError
 from kilobit.runtimes import boards, deploy
 from kilobit.cli import main
 from kilobit.models.rkp.model import RKPInt, power_table
