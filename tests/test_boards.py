@@ -335,6 +335,7 @@ def host_rkp_codes(model):
                                                      pred, y))
     out.append("accuracy %d/%d, %d mistakes learnt, %d support vectors"
                % (right, len(out), mistakes, m.count))
+    out.append("checkpoint banana-learnt.kb written")
     return out, stream
 
 
@@ -398,6 +399,16 @@ def test_deploy_to_the_virtual_board_then_run_the_examples(vboard, banana):
     code, out, err = mpremote(vboard.port, "run", "examples/rkp_codes.py")
     assert code == 0, err + out
     assert out.splitlines() == want
+    # run again: it resumes from its checkpoint and goes on exactly as the host model that
+    # learnt the stream once already
+    m, _ = RKPInt.from_bytes(banana)
+    _, stream = host_rkp_codes(banana)
+    for i in range(0, len(stream), 1 + m.dims):
+        m.learn(list(stream[i + 1:i + 1 + m.dims]), stream[i])
+    again, _ = host_rkp_codes(m.to_bytes())
+    code, out, err = mpremote(vboard.port, "run", "examples/rkp_codes.py")
+    assert code == 0, err + out
+    assert out.splitlines() == ["resumed from banana-learnt.kb: 62 support vectors"] + again
 
     code, out, err = mpremote(vboard.port, "cp", "examples/data/basicmotions_acc.bin", ":", "+",
                               "run", "examples/basicmotions_online.py")

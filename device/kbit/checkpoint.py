@@ -68,8 +68,11 @@ class Checkpoint:
         raise err
 
     def save(self, model=None):
-        """Write the model (default: the loaded one) as the new checkpoint."""
-        m = model if model is not None else self.model
+        """Write the model (default: the loaded one) as the new checkpoint; a model given here
+        is the one learn() then trains."""
+        if model is not None:
+            self.model = model
+        m = self.model
         new = self.path + ".new"
         f = self.fs.open(new, "wb")
         try:
