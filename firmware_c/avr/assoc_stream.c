@@ -59,18 +59,17 @@ static uint16_t near[KB_ASSOC_FW_P];
 static uint32_t dist[KB_ASSOC_FW_P];
 static kb_assoc_t model;
 
-#ifdef KB_PERSIST_EVERY /* checkpoints in EEPROM (kb_persist.h) */
-/* the struct as main() sets it (its pointers are this build's), the generator and nc included */
+/* the learnt state, checkpointed to EEPROM when the build asks for it (kb_persist.h): the
+ * struct as main() sets it (its pointers are this build's), the generator and nc included */
 #define KB_STATE_HEAD model
 #define KB_STATE_MEM kb_mem
 #define KB_STATE_MEM_BYTES KB_ASSOC_FW_MEM_BYTES
 #define KB_STATE_STEP_BYTES (sizeof model + KB_ASSOC_FW_MEM_BYTES)
 #include "kb_persist.h"
-#define KB_PERSIST_RESTORE() kb_persist_restore()
+#ifdef KB_PERSIST_EVERY
 static uint8_t kb_step_flags; /* the learn reply's checkpoint bit */
 #define KB_STEP_FLAGS(pred_flag) ((uint8_t)(kb_step_flags | (pred_flag)))
 #else
-#define KB_PERSIST_RESTORE() 0
 #define KB_STEP_FLAGS(pred_flag) (pred_flag) /* exactly the build without */
 #endif
 

@@ -77,20 +77,13 @@ KB_CKP_LINK kb_ckp_t kb_ckp_model = {KB_FW_RNG, KB_FW_COUNT, KB_FW_NORM, KB_FW_B
 #define model kb_ckp_model
 static uint8_t frame[1 + KB_DIMS]; /* the label (learn), then the codes */
 
-#ifdef KB_PERSIST_EVERY /* checkpoints in EEPROM (kb_persist.h) */
+/* the learnt state, checkpointed to EEPROM when the build asks for it (kb_persist.h) */
 #define KB_STATE_HEAD model
 #define KB_STATE_MEM kb_ckp_mem
 #define KB_STATE_MEM_BYTES KB_CKP_CONST_MEM_BYTES
 /* a mistake can move every stored vector (a new schedule recompresses them all, 6.2) */
 #define KB_STATE_STEP_BYTES (sizeof model + KB_CKP_CONST_MEM_BYTES)
 #include "kb_persist.h"
-#define KB_PERSIST_RESTORE() kb_persist_restore()
-/* the learn reply's flags: the mistake, and a checkpoint written after it */
-#define KB_LEARN_FLAGS(mistake) ((uint8_t)((mistake) ? 2u | kb_persist_step() : 0u))
-#else
-#define KB_PERSIST_RESTORE() 0
-#define KB_LEARN_FLAGS(mistake) ((uint8_t)((mistake) << 1)) /* exactly the build without */
-#endif
 
 /* flags (bit 0: prediction s > 0, bit 1: mistake), count, score (little-endian, signed). */
 static void reply_step(uint8_t op, kb_ckp_score_t s, uint8_t flags)

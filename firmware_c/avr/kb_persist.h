@@ -37,10 +37,17 @@
  *
  * The firmware defines KB_STATE_HEAD, KB_STATE_MEM, KB_STATE_MEM_BYTES and KB_STATE_STEP_BYTES
  * (the most bytes one learning step can change; the whole state when a step may move it all),
- * and includes this after kb_uart.h.
+ * and includes this after kb_uart.h, whether or not the build checkpoints: it then calls
+ * KB_PERSIST_RESTORE() at reset and sends KB_LEARN_FLAGS(mistake) in a learn reply, which in a
+ * build without checkpoints are exactly what the firmware did before checkpoints existed.
  */
 #ifndef KB_PERSIST_H
 #define KB_PERSIST_H
+
+#ifndef KB_PERSIST_EVERY
+#define KB_PERSIST_RESTORE() 0
+#define KB_LEARN_FLAGS(mistake) ((uint8_t)((mistake) << 1))
+#else
 
 #include <avr/io.h>
 #include <stdint.h>
@@ -361,4 +368,9 @@ static uint8_t kb_persist_step(void)
 #endif
 }
 
+#define KB_PERSIST_RESTORE() kb_persist_restore()
+/* a learn reply's flags: bit 1 the mistake, bit 2 a checkpoint written after it */
+#define KB_LEARN_FLAGS(mistake) ((uint8_t)((mistake) ? 2u | kb_persist_step() : 0u))
+
+#endif /* KB_PERSIST_EVERY */
 #endif /* KB_PERSIST_H */

@@ -92,7 +92,7 @@ static const uint8_t kb_info[] PROGMEM = {
 static kb_rkp_t model = {KB_FW_RNG, KB_FW_COUNT};
 static uint8_t u[KB_DIMS]; /* the frame buffer: the codes of the current frame */
 
-#ifdef KB_PERSIST_EVERY /* checkpoints in EEPROM (kb_persist.h) */
+/* the learnt state, checkpointed to EEPROM when the build asks for it (kb_persist.h) */
 #define KB_STATE_HEAD model
 #define KB_STATE_MEM kb_rkp_mem
 #define KB_STATE_MEM_BYTES KB_MEM_BYTES
@@ -100,13 +100,6 @@ static uint8_t u[KB_DIMS]; /* the frame buffer: the codes of the current frame *
 #define KB_STATE_STEP_BYTES \
     (sizeof model + (KB_RKP_CONST_DIMS * KB_RKP_CONST_BITS + 1L + 7L + 7L) / 8L)
 #include "kb_persist.h"
-#define KB_PERSIST_RESTORE() kb_persist_restore()
-/* the learn reply's flags: the mistake, and a checkpoint written after it */
-#define KB_LEARN_FLAGS(mistake) ((uint8_t)((mistake) ? 2u | kb_persist_step() : 0u))
-#else
-#define KB_PERSIST_RESTORE() 0
-#define KB_LEARN_FLAGS(mistake) ((uint8_t)((mistake) << 1)) /* exactly the build without */
-#endif
 
 /* flags (bit 0: prediction s > 0, bit 1: mistake), count, score (little-endian, signed). */
 static void reply_step(uint8_t op, kb_score_t s, uint8_t flags)

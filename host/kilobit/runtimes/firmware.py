@@ -109,7 +109,6 @@ def build(model_bytes, board_name, baud=BAUD, checkpoint_every=None):
         if spec.kind == "predictor":
             raise FitError("does not fit %s: a %s model does not learn on the chip, "
                            "it has no state to checkpoint" % (b["name"], spec.name))
-        depends.append(os.path.join(FIRMWARE_C, "avr", "kb_persist.h"))
         header = checkpoint_header(header, depends, checkpoint_every)
     return build_source(header, board_name, source, depends,
                         os.path.join(BUILD, "avr-" + spec.name), baud, extra_sources=extra,

@@ -6,7 +6,7 @@ from kilobit.core.errors import KilobitError
 from kilobit.models.assoc.model import APPROACHES, AssocInt
 
 SOURCE = "avr/assoc_stream.c"
-DEPENDS = ("avr/kb_uart.h", "kb_assoc.h", "kb_rng.h")
+DEPENDS = ("avr/kb_uart.h", "avr/kb_persist.h", "kb_assoc.h", "kb_rng.h")
 #: the MCUs the firmware targets: the Uno's (its memory needs the 2 KB of RAM)
 MCUS = ("atmega328p",)
 #: Stack the firmware needs at most on the ATmega328P, bytes: main -> kb_assoc_learn ->

@@ -11,7 +11,7 @@ from kilobit.models.ckp.model import CKPInt, mem_bytes, schedule
 SOURCE = "avr/ckp_stream.c"
 #: the step in assembly for cores without a multiplier (empty elsewhere)
 EXTRA_SOURCES = ("avr/kb_ckp_step.S",)
-DEPENDS = ("kb_kernel.h", "kb_ckp.h", "kb_rng.h", "avr/kb_uart.h")
+DEPENDS = ("kb_kernel.h", "kb_ckp.h", "kb_rng.h", "avr/kb_uart.h", "avr/kb_persist.h")
 
 
 def _c_array(values):

@@ -7,7 +7,7 @@ from kilobit.core.errors import KilobitError
 from kilobit.models.rkp.model import RKPInt, mem_bytes, weight
 
 SOURCE = "avr/rkp_stream.c"
-DEPENDS = ("kb_kernel.h", "kb_rkp.h", "kb_rng.h")
+DEPENDS = ("kb_kernel.h", "kb_rkp.h", "kb_rng.h", "avr/kb_uart.h", "avr/kb_persist.h")
 
 #: the header lists the weights w(0) .. w(2^J - 1) (one flash byte each) when 2^J is at most this
 WTAB_MAX = 64
