@@ -6,6 +6,7 @@ answers exactly as the host reference (kilobit.runtimes.powercut). The whole str
 `kilobit bench faults`; here the first steps, which hold the first checkpoint (the EEPROM
 written whole) and several after it."""
 import os
+import shutil
 import tempfile
 
 import pytest
@@ -55,14 +56,7 @@ def test_a_wrong_checkpoint_is_caught(tmp_path, monkeypatch):
     good = "a = (kb_ee_t)(k ? 0u : KB_SLOT_BYTES);"
     assert good in text
     fw = tmp_path / "firmware_c"
-    (fw / "avr").mkdir(parents=True)
-    for name in os.listdir(firmware.FIRMWARE_C):
-        p = os.path.join(firmware.FIRMWARE_C, name)
-        if name.endswith(".h"):
-            (fw / name).write_bytes(open(p, "rb").read())
-    for name in os.listdir(os.path.join(firmware.FIRMWARE_C, "avr")):
-        (fw / "avr" / name).write_bytes(
-            open(os.path.join(firmware.FIRMWARE_C, "avr", name), "rb").read())
+    shutil.copytree(firmware.FIRMWARE_C, fw)
     (fw / "avr" / "kb_persist.h").write_text(
         text.replace(good, "a = (kb_ee_t)(k ? KB_SLOT_BYTES : 0u);"))
     monkeypatch.setattr(firmware, "FIRMWARE_C", str(fw))

@@ -87,54 +87,64 @@ def _rows_ok(doc, fw, replies, start, who):
     return None
 
 
+class _Reference:
+    """The uncut run of a golden case on the checkpointing firmware, from a blank EEPROM (in
+    directory tmp), checked row for row and memory for memory against the golden file. Holds
+    what the cuts are judged by: states[k] the full dump after k steps; allowed[f] the
+    (checkpoint in force before frame f, state after it) step indices; the replies; the run."""
+
+    def __init__(self, golden_path, board_name, steps, every, frame_every, tmp):
+        self.doc = doc = goldenfile.load(golden_path)
+        spec, m, self.steps, self.frames, self.kinds = plan(doc, steps, every, frame_every)
+        self.fw = fw = dialog(spec.kind)
+        self.elf, self.sizes = firmware.build(bytes.fromhex(doc["model_file"]), board_name,
+                                              checkpoint_every=every)
+        self.board = firmware.board(board_name)
+        self.name = name = os.path.basename(golden_path)
+        who = "%s on %s" % (name, board_name)
+        self.replies, self.result = _sim(self.elf, self.board, self.frames,
+                                         os.path.join(tmp, "ref.eep"))
+        if len(self.replies) != len(self.frames):
+            raise PowerCutError("%s: %d replies to %d frames" % (who, len(self.replies),
+                                                                 len(self.frames)))
+        bad = _rows_ok(doc, fw, self.replies, 0, who + " (no cut)")
+        if bad:
+            raise PowerCutError(bad)
+        pairs = list(zip(self.replies, self.kinds))
+        self.states = [bytes(r.payload) for r, k in pairs if k == "D"]
+        saved, cur, self.allowed, self.checkpoints = 0, 0, [], 0
+        for r, k in pairs:
+            before = saved
+            if k == "step":
+                cur += 1
+                if r.flags & protocol.FLAG_CHECKPOINT:
+                    saved, self.checkpoints = cur, self.checkpoints + 1
+            elif k == "C":
+                if r.payload[0] == 0:
+                    self.checkpoints += 1
+                saved = cur
+            self.allowed.append((before, cur))
+        nf = len(doc.get("fields", goldenfile.FIELDS))
+        for i, s in enumerate(self.states[1:], 1):  # the memories the host reference has
+            mem = fw.dump_memory(protocol.Reply(ord("D"), s))
+            exp = doc["expect"][i - 1]
+            if len(exp) > nf and mem is not None and zlib.crc32(mem) != exp[nf]:
+                raise PowerCutError("%s: memory after step %d is not the host's" % (who, i))
+
+
 def run(golden_path, board_name, steps=None, every=1, frame_every=4, cuts=None,
         values=(None, 0xFF), log=None):
     """Cut the power at each EEPROM byte write of a checkpointing learner firmware; returns
     {"tried", "recovered", "failures": [...], "writes": W, "checkpoints", "scheme", "layout",
     "cell_max", "steps"}. `cuts` limits the cut points (an iterable of write numbers; default
     all 1..W)."""
-    doc = goldenfile.load(golden_path)
-    spec, m, st, frames, kinds = plan(doc, steps, every, frame_every)
-    fw = dialog(spec.kind)
-    model = bytes.fromhex(doc["model_file"])
-    elf, sizes = firmware.build(model, board_name, checkpoint_every=every)
-    b = firmware.board(board_name)
-    name = os.path.basename(golden_path)
     tmp = tempfile.mkdtemp(prefix="kb_powercut_")
     try:
-        ref_ee = os.path.join(tmp, "ref.eep")
-        replies, res = _sim(elf, b, frames, ref_ee)
-        if len(replies) != len(frames):
-            raise PowerCutError("%s on %s: %d replies to %d frames" % (name, board_name,
-                                                                     len(replies), len(frames)))
-        bad = _rows_ok(doc, fw, replies, 0, "%s on %s (no cut)" % (name, board_name))
-        if bad:
-            raise PowerCutError(bad)
-        # states[k]: the full dump after k steps; per frame: the checkpoint in force before it
-        # (the state index the EEPROM holds) and the state after it
-        states = [bytes(r.payload) for r, k in zip(replies, kinds) if k == "D"]
-        saved, cur, allowed, checkpoints = 0, 0, [], 0
-        for r, k in zip(replies, kinds):
-            before = saved
-            if k == "step":
-                cur += 1
-                if r.flags & protocol.FLAG_CHECKPOINT:
-                    saved, checkpoints = cur, checkpoints + 1
-            elif k == "C":
-                if r.payload[0] == 0:
-                    checkpoints += 1
-                saved = cur
-            allowed.append((before, cur))
-        for i, s in enumerate(states):  # the memories the host reference has
-            mem = fw.dump_memory(protocol.Reply(ord("D"), s))
-            exp = doc["expect"][i - 1] if i else None
-            nf = len(doc.get("fields", goldenfile.FIELDS))
-            if exp and len(exp) > nf and mem is not None and zlib.crc32(mem) != exp[nf]:
-                raise PowerCutError("%s on %s: memory after step %d is not the host's"
-                                    % (name, board_name, i))
+        ref = _Reference(golden_path, board_name, steps, every, frame_every, tmp)
+        res, sizes, name = ref.result, ref.sizes, ref.name
         writes = res.report["eeprom_writes"]
-        out = {"model": name, "board": board_name, "steps": len(st), "writes": writes,
-               "checkpoints": checkpoints, "cell_max": res.report["eeprom_cell_max"],
+        out = {"model": name, "board": board_name, "steps": len(ref.steps), "writes": writes,
+               "checkpoints": ref.checkpoints, "cell_max": res.report["eeprom_cell_max"],
                "layout": sizes["checkpoint"], "scheme": sizes["checkpoint"]["scheme"],
                "flash": sizes["flash"], "ram": sizes["ram"], "tried": 0, "recovered": 0,
                "failures": []}
@@ -142,8 +152,7 @@ def run(golden_path, board_name, steps=None, every=1, frame_every=4, cuts=None,
         for c in points:
             for v in values:
                 out["tried"] += 1
-                bad = _cut_once(elf, b, frames, kinds, replies, allowed, states, doc, fw, st,
-                                tmp, c, v)
+                bad = _cut_once(ref, tmp, c, v)
                 if bad:
                     out["failures"].append("cut at write %d (%s): %s" % (
                         c, "old value kept" if v is None else "torn to 0x%02x" % v, bad))
@@ -156,17 +165,18 @@ def run(golden_path, board_name, steps=None, every=1, frame_every=4, cuts=None,
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _cut_once(elf, b, frames, kinds, ref, allowed, states, doc, fw, steps, tmp, cut, value):
+def _cut_once(ref, tmp, cut, value):
+    elf, b, states, doc, fw = ref.elf, ref.board, ref.states, ref.doc, ref.fw
     ee = os.path.join(tmp, "cut.eep")
     if os.path.exists(ee):
         os.unlink(ee)
-    got, res = _sim(elf, b, frames, ee, cut, value)
+    got, res = _sim(elf, b, ref.frames, ee, cut, value)
     if res.stop != "power-cut":
         return "the run ended (%s) before write %d" % (res.stop, cut)
     n = len(got)  # frames answered before the cut: the cut came in frame n
-    if [r.payload for r in got] != [r.payload for r in ref[:n]]:
+    if [r.payload for r in got] != [r.payload for r in ref.replies[:n]]:
         return "the replies before the cut differ from the reference run's"
-    lo, hi = allowed[n]
+    lo, hi = ref.allowed[n]
     # restart from the EEPROM: the restored state, then the rest of the steps from there
     first = [protocol.dump_frame()]
     r0, _ = _sim(elf, b, first + [protocol.stop_frame()], ee)
@@ -181,7 +191,7 @@ def _cut_once(elf, b, frames, kinds, ref, allowed, states, doc, fw, steps, tmp, 
                 "nor the one being written (after step %d)%s" % (
                     lo, hi, ": it is the state after step %d" % which[0] if which else ""))
     rest = []
-    for s in steps[k:]:
+    for s in ref.steps[k:]:
         rest += [fw.step_frame(*s), protocol.dump_frame(if_changed=True)]
     rest += [protocol.dump_frame(), protocol.stop_frame()]
     r1, _ = _sim(elf, b, first + rest, ee)
@@ -190,7 +200,7 @@ def _cut_once(elf, b, frames, kinds, ref, allowed, states, doc, fw, steps, tmp, 
         return bad
     if bytes(r1[-2].payload) != states[-1]:
         return "after the restart and steps %d..%d the state is not the reference's" % (
-            k + 1, len(steps))
+            k + 1, len(ref.steps))
     return None
 
 
@@ -198,22 +208,16 @@ def wear(golden_path, board_name, every=1, steps=None):
     """EEPROM wear of a checkpointing learner over the golden file's steps (no cut): writes per
     learnt example, the most-written cell, and the examples until that cell reaches 100,000
     writes (the datasheet endurance of AVR EEPROM)."""
-    doc = goldenfile.load(golden_path)
-    spec, m, st, frames, kinds = plan(doc, steps, every)
-    elf, sizes = firmware.build(bytes.fromhex(doc["model_file"]), board_name,
-                                checkpoint_every=every)
-    b = firmware.board(board_name)
     tmp = tempfile.mkdtemp(prefix="kb_wear_")
     try:
-        replies, res = _sim(elf, b, frames, os.path.join(tmp, "w.eep"))
+        ref = _Reference(golden_path, board_name, steps, every, 4, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    learn = sum(1 for op, _, _ in st if op == "L")
-    changed = sum(1 for r, k in zip(replies, kinds)
-                  if k == "step" and r.flags & protocol.FLAG_CHECKPOINT)
+    learn = sum(1 for op, _, _ in ref.steps if op == "L")
+    res = ref.result
     w, cell = res.report["eeprom_writes"], res.report["eeprom_cell_max"]
     return {"model": os.path.basename(golden_path), "board": board_name, "learnt": learn,
-            "checkpoints": changed, "writes": w, "writes_per_example": w / max(learn, 1),
+            "checkpoints": ref.checkpoints, "writes": w, "writes_per_example": w / max(learn, 1),
             "cell_max": cell, "cell_max_addr": res.report["eeprom_cell_max_addr"],
             "lifetime_examples": int(100000 * learn / cell) if cell else None,
-            "scheme": sizes["checkpoint"]["scheme"]}
+            "scheme": ref.sizes["checkpoint"]["scheme"]}
