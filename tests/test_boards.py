@@ -29,11 +29,12 @@ import pytest
 from conftest import need
 
 from kilobit.core.errors import KilobitError
-from kilobit.runtimes import boards, deploy
+from kilobit.runtimes import boards
+from kilobit.runtimes.boards import deploy
 from kilobit.cli import main
 from kilobit.models.rkp.model import RKPInt, power_table
 from kilobit.runtimes import REPO
-from kilobit.runtimes.micropython import missing_wasm, mpy_cross
+from kilobit.runtimes.micropython.kbit_wasm import missing_wasm, mpy_cross
 
 README = os.path.join(REPO, "README.md")
 BANANA = os.path.join(REPO, "build", "banana.kb")  # the README's model
@@ -73,23 +74,23 @@ def need_virtual():
 
 
 def need_avr():
-    from kilobit.runtimes import avrsim
-    need(avrsim.missing())
+    from kilobit.runtimes.avr import kb_sim
+    need(kb_sim.missing())
 
 
 # --- board files and the manifest ------------------------------------------------------------
 
 def test_board_files_are_complete_and_consistent():
-    from kilobit.runtimes import avrsim, firmware
+    from kilobit.runtimes.avr import kb_sim, firmware
     bs = boards.load_all()
     assert {"rp2040", "esp32", "attiny2313", "uno", "attiny4313"} <= set(bs)
     assert set(firmware.boards()) == {n for n, b in bs.items() if b["runtime"] == "c"}
     for name, b in bs.items():
         assert boards.check(b) is None, name
         if b["runtime"] == "c":  # the simulator's facts are the board file's
-            assert avrsim.MCU_FLASH[b["mcu"]] == b["flash_bytes"], name
-            assert avrsim.MCU_RAM[b["mcu"]] == b["ram_bytes"], name
-            assert avrsim.DEFAULT_FREQ[b["mcu"]] == b["clock_hz"], name
+            assert kb_sim.MCU_FLASH[b["mcu"]] == b["flash_bytes"], name
+            assert kb_sim.MCU_RAM[b["mcu"]] == b["ram_bytes"], name
+            assert kb_sim.DEFAULT_FREQ[b["mcu"]] == b["clock_hz"], name
         else:
             assert b["mpy_cross_arch"] in ("armv6m", "xtensawin"), name
     assert bs["uno"]["bootloader_bytes"] == 512 and bs["attiny2313"]["ram_bytes"] == 128
@@ -189,7 +190,7 @@ def test_micropython_ram_accounting_bounds_what_micropython_allocates(tmp_path):
     estimate (2 x .mpy) is at least what importing kbit.rkp (and what it imports) takes."""
     need(missing_wasm())
     need(None if mpy_cross() else "mpy-cross")
-    from kilobit.runtimes.micropython import run
+    from kilobit.runtimes.micropython.kbit_wasm import run
     cfgs = [("laplace", 4, 2, 62, -6), ("laplace", 4, 2, 62, -2), ("rbf", 8, 64, 200, 4),
             ("laplace", 3, 10, 100, 0)]
     files, paths, est = [], [], []
@@ -309,7 +310,7 @@ def test_dry_run_refusals(banana):
 @pytest.fixture(scope="module")
 def vboard():
     need_virtual()
-    from kilobit.runtimes.virtual import VirtualBoard
+    from kilobit.runtimes.boards.virtual import VirtualBoard
     vb = VirtualBoard().start()
     try:
         yield vb
@@ -546,7 +547,7 @@ def test_golden_check_on_the_virtual_board():
 
 def test_virtual_board_over_a_socket():
     need_virtual()
-    from kilobit.runtimes.virtual import VirtualBoard
+    from kilobit.runtimes.boards.virtual import VirtualBoard
     with VirtualBoard(tcp_port=0) as vb:
         assert vb.port.startswith("socket://127.0.0.1:")
         code, out, err = mpremote(vb.port, "exec", "import sys; print(sys.implementation.name)")
@@ -692,7 +693,7 @@ def test_sim_board_refuses_a_model_that_does_not_fit(tmp_path):
 def test_board_at_port_runtimes():
     from kilobit.runtimes import catalog as rt
     from kilobit.cli import DEMO_RUNTIMES
-    from kilobit.runtimes.board import AvrUartRuntime, MpremoteRuntime, attached
+    from kilobit.runtimes.boards.remote import AvrUartRuntime, MpremoteRuntime, attached
     assert "virtual-board" in DEMO_RUNTIMES and "uno-sim-uart" in DEMO_RUNTIMES
     r = rt.get("rp2040@/dev/ttyACM0")
     assert isinstance(r, MpremoteRuntime) and r.port == "/dev/ttyACM0"
@@ -722,7 +723,7 @@ def test_demo_with_attached_boards(banana, tmp_path):
         assert demo_model.read_bytes() == banana  # the demo's model is the README's
     finally:
         stop(p, kids)
-    from kilobit.runtimes.virtual import VirtualBoard
+    from kilobit.runtimes.boards.virtual import VirtualBoard
     with VirtualBoard() as vb:
         deploy.execute(deploy.kbit_steps(boards.get("rp2040"), vb.port), quiet=True)
         q = kilobit("demo", "--runtime", "host", "--board", "rp2040", "--port", vb.port,
@@ -735,7 +736,7 @@ def test_avr_deploy_builds_the_hex_it_would_flash(banana):
     """Every step of the Uno deploy but avrdude itself (no board here): the Intel hex holds
     exactly the firmware's program bytes."""
     need_avr()
-    from kilobit.runtimes import firmware
+    from kilobit.runtimes.avr import firmware
     steps = deploy.plan_deploy(BANANA, boards.get("uno"), "/dev/null")
     assert steps[-1].argv[0] == "avrdude"
     deploy.execute(steps[:-1], quiet=True)
@@ -755,7 +756,7 @@ def test_avr_deploy_with_checkpoints(banana):
     """--checkpoint-every builds the checkpointing firmware (its flash is what the hex holds)
     and says what happens to the EEPROM; MicroPython boards refuse the option."""
     need_avr()
-    from kilobit.runtimes import firmware
+    from kilobit.runtimes.avr import firmware
     steps = deploy.plan_deploy(BANANA, boards.get("uno"), "/dev/null", checkpoint_every=1)
     assert "checkpointing to EEPROM every 1 learning steps" in steps[0].note
     assert "leaves the EEPROM as it is" in steps[-1].note  # the Uno's bootloader: -D

@@ -195,7 +195,7 @@ def test_cli_eval_bonsai_refuses_mismatched_data(tmp_path, capsys):
 def test_uno_update_frames_that_skip_zero_runs(zenc, wbits):
     """The firmware's run update (one walk of Z per frame) with frames that skip features: runs
     of zeros never sent, short frames, inputs with no update at all; bit for bit as the host."""
-    from kilobit.runtimes import fw_predict as predict_fw
+    from kilobit.runtimes.avr import fw_predict as predict_fw
     from kilobit.models.bonsai.model import golden_inputs
     r = get("uno-sim")
     need(r.missing())

@@ -1,7 +1,7 @@
 """The C runtime (firmware_c) against the host integer reference, bit for bit.
 
 kb_selftest exposes the generator and the weight function, kb_replay the whole learner
-(kilobit.runtimes.c_host drives it), kb_replay_const the compile-time-parameter code path the
+(kilobit.runtimes.c.c_host drives it), kb_replay_const the compile-time-parameter code path the
 ATtiny2313 runs; `make avr-check` builds that path for AVR.
 """
 import os
@@ -19,7 +19,7 @@ from kilobit.core import kbfile
 from kilobit.models.rkp.model import RKPInt, mem_bytes, power_table, weight
 from kilobit.core.rng import Rng, seed_state
 from kilobit.runtimes import REPO, RuntimeFailure
-from kilobit.runtimes.c_host import CHostConstRuntime, CHostRuntime, build, format_steps
+from kilobit.runtimes.c.c_host import CHostConstRuntime, CHostRuntime, build, format_steps
 from kilobit.runtimes.host import HostRuntime
 
 FIRMWARE = os.path.join(REPO, "firmware_c")

@@ -11,7 +11,8 @@ from conftest import need
 from kbit import test_checkpoint as T
 from kbit.checkpoint import Checkpoint
 from kilobit.models import registry
-from kilobit.runtimes import micropython, unix
+from kilobit.runtimes.micropython import kbit_wasm
+from kilobit.runtimes.micropython import kbit_unix
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "device", "kbit", "test_checkpoint.py")
@@ -19,8 +20,8 @@ SCRIPT = os.path.join(HERE, "..", "device", "kbit", "test_checkpoint.py")
 
 @pytest.mark.parametrize("where", ["wasm", "unix"])
 def test_the_device_test_passes_on_micropython(where):
-    need(micropython.missing_wasm() if where == "wasm" else unix.missing())
-    run = micropython.run if where == "wasm" else unix.run
+    need(kbit_wasm.missing_wasm() if where == "wasm" else kbit_unix.missing())
+    run = kbit_wasm.run if where == "wasm" else kbit_unix.run
     p = run([SCRIPT], timeout=300)
     assert p.returncode == 0, p.stderr
     m = re.search(r"kbit checkpoint: (\d+) tests passed; power cuts tried (\d+), recovered (\d+)",

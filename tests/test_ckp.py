@@ -18,7 +18,7 @@ from kilobit import data, golden
 from kilobit.models import learner
 from kilobit.models.ckp import golden as ckp_golden
 from kilobit.models.ckp import firmware as ckp_fw
-from kilobit.runtimes import firmware
+from kilobit.runtimes.avr import firmware
 from kilobit.core import kbfile
 from kilobit.models.ckp.model import (FLOAT_BITS,
     CKPFloat,
@@ -331,7 +331,7 @@ def test_ckp_golden_set_covers_its_paths():
 def test_firmware_header_on_the_host_c_build(tmp_path):
     """The generated header (compile-time parameters, flash tables, a trained memory) drives
     kb_replay on the host: the ATtiny's code path, checked against the host reference."""
-    from kilobit.runtimes.c_host import CHostRuntime
+    from kilobit.runtimes.c.c_host import CHostRuntime
     from kilobit.runtimes.host import HostRuntime
     import subprocess
     need(CHostRuntime().missing())
@@ -448,8 +448,8 @@ def test_avr_firmware_is_float_free_and_the_attiny_verdict_is_measured():
     not assumed (docs/benchmarks/ckp.md reports it)."""
     import re
     import subprocess
-    from kilobit.runtimes import avrsim
-    need(avrsim.missing())
+    from kilobit.runtimes.avr import kb_sim
+    need(kb_sim.missing())
     model = bytes.fromhex(golden.load(os.path.join(
         HERE, "golden", golden.golden_name(ckp_golden.GOLDEN_SET[0])))["model_file"])
     elf, sizes = firmware.build(model, "uno")
@@ -468,9 +468,9 @@ def test_banana_70_byte_build_on_the_attiny_core():
     flash: every reply and the final memory equal CKPInt's, over 800 examples that add, lower
     the precision and replace. Its static RAM leaves the ATtiny2313 its stack reserve; the
     program size is docs/benchmarks/ckp.md's verdict."""
-    from kilobit.runtimes import avrsim, firmware
+    from kilobit.runtimes.avr import kb_sim, firmware
     from kilobit.bench import ckp as bench
-    need(avrsim.missing())
+    need(kb_sim.missing())
     r = bench.measure_avr("attiny4313", 0, limit=800)
     assert r["identical"] and 1 < r["count"] < max_svs(560, 2)
     assert r["static"] + firmware.STACK_RESERVE["attiny2313"] <= 128
@@ -482,9 +482,9 @@ def test_banana_70_byte_build_fits_attiny2313():
     and every reply and the final memory equal CKPInt's over 800 examples. The step linked is
     the assembly (firmware_c/avr/kb_ckp_step.S), not kb_ckp.h's C."""
     import subprocess
-    from kilobit.runtimes import avrsim
+    from kilobit.runtimes.avr import kb_sim
     from kilobit.bench import ckp as bench
-    need(avrsim.missing())
+    need(kb_sim.missing())
     r = bench.measure_avr("attiny2313", 0, limit=800)
     assert r["flash"] <= 2048 and r["static"] + r["stack"] <= 128, r
     assert r["identical"] and 1 < r["count"] < max_svs(560, 2)
@@ -509,10 +509,10 @@ CKP_ATTINY_FITS = [
 
 @pytest.mark.parametrize("name", CKP_ATTINY_FITS)
 def test_ckp_golden_file_on_attiny2313(name):
-    from kilobit.runtimes import avrsim
-    from kilobit.runtimes.avr_sim import Attiny2313SimRuntime
-    need(avrsim.missing())
-    avrsim.build_sim()
+    from kilobit.runtimes.avr import kb_sim
+    from kilobit.runtimes.avr.sim_runtimes import Attiny2313SimRuntime
+    need(kb_sim.missing())
+    kb_sim.build_sim()
     doc = golden.load(os.path.join(HERE, "golden", name))
     runtime = Attiny2313SimRuntime()
     mismatch = golden.compare(doc, runtime.name, golden.replay_doc(doc, runtime))

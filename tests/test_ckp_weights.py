@@ -17,12 +17,12 @@ import pytest
 
 from conftest import need
 from kilobit.models.ckp import firmware as ckp_fw
-from kilobit.runtimes import avrsim, firmware
+from kilobit.runtimes.avr import kb_sim, firmware
 from kilobit.models.ckp import model as ckp
 from kilobit.models.ckp.model import CKPInt
 from kilobit.core.kernel import weight, weights
 
-HARNESS = os.path.join(avrsim.SIM_DIR, "test_ckp_logw.c")
+HARNESS = os.path.join(kb_sim.SIM_DIR, "test_ckp_logw.c")
 KEYS = 1 << 16
 
 #: (A, P, C) of each model; M = 2 and L = 560 keep every distance in 16 bits and the step in
@@ -65,8 +65,8 @@ def assert_same_weights(got, want, what):
 
 @pytest.fixture(scope="module")
 def build_dir(tmp_path_factory):
-    need(avrsim.missing())
-    avrsim.build_sim()
+    need(kb_sim.missing())
+    kb_sim.build_sim()
     return tmp_path_factory.mktemp("ckp_logw")
 
 
@@ -77,13 +77,13 @@ def run_harness(build_dir, case, mcu, defines=()):
     name = "%s-%s%s" % (case, mcu, "".join("-" + d for d in defines))
     header = build_dir / (name + ".h")
     header.write_text(ckp_fw.header(model(case).to_bytes()))
-    f_cpu = avrsim.DEFAULT_FREQ[mcu]
-    elf, _ = avrsim.avr_build(
+    f_cpu = kb_sim.DEFAULT_FREQ[mcu]
+    elf, _ = kb_sim.avr_build(
         [HARNESS, os.path.join(firmware.FIRMWARE_C, ckp_fw.EXTRA_SOURCES[0])], mcu,
         str(build_dir / (name + ".elf")),
         defines=["KB_CKP_LOGW_ENTRY", "BAUD=%dUL" % (f_cpu // 8)] + list(defines),
         f_cpu=f_cpu, extra_flags=list(firmware.WARN) + ["-include", str(header)])
-    r = avrsim.run(elf, mcu, f_cpu)
+    r = kb_sim.run(elf, mcu, f_cpu)
     assert r.stop == "done", r
     syms = subprocess.run(["avr-nm", elf], capture_output=True, text=True,
                           check=True).stdout.split()
@@ -122,7 +122,7 @@ def test_attiny_c_weight_matches_host_for_every_key(build_dir):
 def test_host_c_weight_matches_host_for_every_key(case):
     """kb_kernel.h's log method compiled for the host (kb_selftest, the c-host runtime's
     build, 32-bit keys) on the same tables."""
-    from kilobit.runtimes.c_host import CHostRuntime, build
+    from kilobit.runtimes.c.c_host import CHostRuntime, build
     need(CHostRuntime().missing())
     m = model(case)
     r = subprocess.run([os.path.join(build(), "kb_selftest"), "weight", str(m.C)]
@@ -136,7 +136,7 @@ def test_host_c_weight_matches_host_for_every_key(case):
 def test_shipped_firmware_does_not_export_logw():
     """The entry point exists for the harness only: the Banana ATtiny2313 firmware is built
     without it (and runs the assembly step)."""
-    need(avrsim.missing())
+    need(kb_sim.missing())
     elf, _ = firmware.build(model("banana").to_bytes(), "attiny2313")
     syms = subprocess.run(["avr-nm", elf], capture_output=True, text=True,
                           check=True).stdout.split()

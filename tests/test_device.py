@@ -20,7 +20,7 @@ from kilobit.models.rkp.model import RKPInt, mem_bytes, power_table
 from kilobit.runtimes import RuntimeFailure
 from kilobit.runtimes.catalog import get
 from kilobit.core.paths import REPO
-from kilobit.runtimes.micropython import MicroPythonRuntime, missing_wasm, mpy_cross, run
+from kilobit.runtimes.micropython.kbit_wasm import MicroPythonRuntime, missing_wasm, mpy_cross, run
 
 KBIT = os.path.join(REPO, "device", "kbit")
 RUNTIME_FILES = ["__init__.py", "compat.py", "rng.py", "kbfile.py", "rkp.py"]
@@ -368,7 +368,7 @@ def test_heap_lock_learn_score_predict(tmp_path):
 
 
 def test_allocation_under_lock_fails_the_replay(tmp_path):
-    """The lock in tools/mpwasm/replay.py is real: a kbit whose learn() allocates (one
+    """The lock in tools/replay/replay.py is real: a kbit whose learn() allocates (one
     bytes object) fails the replay with MemoryError."""
     need_wasm()
     pkg = tmp_path / "kbit"
@@ -384,7 +384,7 @@ def test_allocation_under_lock_fails_the_replay(tmp_path):
     model.write_bytes(model_file("laplace", 4, 2, 62, -2))
     steps = tmp_path / "steps.txt"
     steps.write_text("L 1 3 4\n")
-    from kilobit.runtimes.micropython import REPLAY
+    from kilobit.runtimes.micropython.kbit_wasm import REPLAY
     p = run([REPLAY, "/m.kb", "/steps.txt", "/mem.bin"], pkgs=[pkg],
             files=[("/m.kb", str(model)), ("/steps.txt", str(steps))])
     assert p.returncode == 1 and "MemoryError" in p.stderr, p.stderr

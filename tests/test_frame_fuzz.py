@@ -1,4 +1,4 @@
-"""Mutated frames to the learner firmwares on simulated chips (kilobit.runtimes.framefuzz): each
+"""Mutated frames to the learner firmwares on simulated chips (kilobit.runtimes.avr.framefuzz): each
 answered with exactly the error reply docs/uart-protocol.md names for it, none learnt from (the
 state dumped before and after byte-identical), and the chip still learns bit for bit afterwards.
 `kilobit bench faults` sends 100,000 each; CI sends 3,000."""
@@ -9,7 +9,7 @@ import os
 import pytest
 
 from conftest import need
-from kilobit.runtimes import avrsim, framefuzz, protocol
+from kilobit.runtimes.avr import kb_sim, framefuzz, protocol
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -30,7 +30,7 @@ def model(pattern):
     ("bonsai-*seed104-*", "uno"),                         # 1-bit codes: codes out of range
 ])
 def test_mutated_frames_are_refused_exactly_and_change_nothing(pattern, board):
-    need(avrsim.missing())
+    need(kb_sim.missing())
     r = framefuzz.run(model(pattern), board, n=3000, seed=7)
     assert r["right"] == r["frames"] == 3000, r["wrong"]
     assert r["same"] and r["step_ok"]

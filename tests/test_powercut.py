@@ -2,7 +2,7 @@
 section 11): the power is cut at every EEPROM byte write of the first checkpoints (kb_sim
 --cut-eeprom-write: the byte keeps its old value, or is left torn at 0xFF); after each cut the
 chip restarts from its EEPROM with the last complete checkpoint or the one under way and then
-answers exactly as the host reference (kilobit.runtimes.powercut). The whole streams are cut in
+answers exactly as the host reference (kilobit.runtimes.avr.powercut). The whole streams are cut in
 `kilobit bench faults`; here the first steps, which hold the first checkpoint (the EEPROM
 written whole) and several after it."""
 import os
@@ -12,7 +12,7 @@ import tempfile
 import pytest
 
 from conftest import need
-from kilobit.runtimes import avrsim, firmware, powercut, protocol
+from kilobit.runtimes.avr import kb_sim, firmware, powercut, protocol
 from kilobit.core import goldenfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -25,7 +25,7 @@ BIG_ASSOC = os.path.join(GOLDEN, "assoc-P1-R1-approachI-I-bits8-cap10-d16-kt10-s
 
 @pytest.fixture(autouse=True)
 def _toolchain():
-    need(avrsim.missing())
+    need(kb_sim.missing())
 
 
 def model(path):
@@ -144,7 +144,7 @@ def test_kilobit_fit_checkpoint(tmp_path, capsys):
 def test_mutated_frames_write_no_eeprom(board):
     """With checkpoints built in, a bad frame (a C with a payload among them) is refused as
     before and writes no EEPROM byte: the run's writes are those of its one valid step."""
-    from kilobit.runtimes import framefuzz
+    from kilobit.runtimes.avr import framefuzz
     r = framefuzz.run(model(BANANA), board, n=2000, seed=5, checkpoint_every=1)
     assert r["right"] == r["frames"] == 2000, r["wrong"]
     assert r["same"] and r["step_ok"] and r["eeprom_same"]

@@ -460,9 +460,9 @@ def test_uno_partial_fields_cannot_pass_vacuously():
 
 
 # The replay script with a ProtoNN whose predict allocates (one bytes object): under the lock of
-# tools/mpwasm/replay_predict.py it must fail with MemoryError; the real kbit passes the same.
+# tools/replay/replay_predict.py it must fail with MemoryError; the real kbit passes the same.
 def test_heap_lock_is_real_for_protonn_on_micropython(tmp_path):
-    from kilobit.runtimes.micropython import missing_wasm, run
+    from kilobit.runtimes.micropython.kbit_wasm import missing_wasm, run
     from kilobit.runtimes.kinds import MPREDICT as MPREPLAY
     need(missing_wasm())
     m = random_model(20, 4, 6, 3, 8, 8, 0, 1, 1, 1, seed=9)
@@ -491,7 +491,7 @@ def test_kbit_locks_the_heap_itself_on_micropython(tmp_path):
     """predict locks the heap itself (a port without a pystack would otherwise allocate frames)
     and leaves it unlocked: with no lock of the caller's, an allocation planted in _predict
     raises MemoryError, and the unpatched predict gives the reference's result."""
-    from kilobit.runtimes.micropython import missing_wasm, run
+    from kilobit.runtimes.micropython.kbit_wasm import missing_wasm, run
     need(missing_wasm())
     m = random_model(12, 5, 9, 4, 16, 6, 1, 0, 1, 1, seed=10)
     model = tmp_path / "m.kb"

@@ -10,7 +10,7 @@ import pytest
 from conftest import need
 from kilobit import golden
 from kilobit.cli import main
-from kilobit.runtimes import avrsim
+from kilobit.runtimes.avr import kb_sim
 from kilobit.runtimes.catalog import get
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -19,7 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     """One small trained model file of each type (fixed seeds)."""
-    need(avrsim.missing())
+    need(kb_sim.missing())
     d = tmp_path_factory.mktemp("models")
     train = {
         "ckp": ["--data", "banana", "--L", "560", "--bits", "6"],

@@ -21,7 +21,7 @@
  * RAM: the bit budget's memory, the model state (generator 2, count, norm 4, schedule), one
  * frame (label + M codes), 2M bytes of scratch (the point's centres and a decoded support
  * vector's), and the stack. On cores without a multiplier the step is kb_ckp_step.S (linked
- * by kilobit.runtimes.firmware.build), which keeps its state in registers: the Banana build of
+ * by kilobit.runtimes.avr.firmware.build), which keeps its state in registers: the Banana build of
  * the issue
  * (L = 560, P = 6, M = 2) is then ~2 KB of flash and ~105 B of RAM with the stack.
  * Cycle markers on GPIOR1 bracket the compute only: 1 before and 2 after a learning step, 3

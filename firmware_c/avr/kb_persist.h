@@ -3,7 +3,7 @@
  * and power cuts: after a cut at any moment, the chip restarts with the last complete checkpoint
  * or the one that was being written, never a mixture (docs/contract.md section 11; the frames are
  * docs/uart-protocol.md's "Checkpoints"). Built only when the host asks for it
- * (kilobit.runtimes.firmware.build(..., checkpoint_every=N) defines KB_PERSIST_EVERY).
+ * (kilobit.runtimes.avr.firmware.build(..., checkpoint_every=N) defines KB_PERSIST_EVERY).
  *
  * The state is the bytes of the model struct KB_STATE_HEAD followed by the KB_STATE_MEM_BYTES of
  * KB_STATE_MEM, as they sit in RAM: the fingerprint KB_PERSIST_FP (the build's, from the host)
@@ -54,7 +54,7 @@
 #include <util/crc16.h>
 
 #ifndef KB_PERSIST_FP
-#error "KB_PERSIST_FP: the build's fingerprint (kilobit.runtimes.firmware)"
+#error "KB_PERSIST_FP: the build's fingerprint (kilobit.runtimes.avr.firmware)"
 #endif
 
 #define KB_OP_CHECKPOINT 'C'
@@ -70,12 +70,12 @@
      (long)KB_PERSIST_EVERY * (long)(KB_STATE_STEP_BYTES) <= KB_JOURNAL_CAP)
 
 #ifdef KB_PERSIST_PROBE
-/* Compiled (-c, never linked) by kilobit.runtimes.firmware, which reads the state's sizes as
+/* Compiled (-c, never linked) by kilobit.runtimes.avr.firmware, which reads the state's sizes as
  * these arrays' symbol sizes: the compiler's sizeof, not a copy of it. */
 const uint8_t kb_probe_state[KB_STATE_BYTES] = {0};
 const uint8_t kb_probe_step[KB_STATE_STEP_BYTES] = {0};
 #else
-/* Not a crash-safe fit: the build stops here, and kilobit.runtimes.firmware reports it. */
+/* Not a crash-safe fit: the build stops here, and kilobit.runtimes.avr.firmware reports it. */
 typedef char kb_persist_does_not_fit_eeprom[(KB_USE_SLOTS || KB_USE_JOURNAL) ? 1 : -1];
 #endif
 

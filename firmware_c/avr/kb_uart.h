@@ -6,7 +6,7 @@
  *     reply    5A | code | len (u16 LE) | payload[len] | crc8(code, len, payload)
  *
  * CRC-8 is polynomial 0x07, initial value 0, no reflection (CRC-8/SMBUS):
- * kilobit.runtimes.protocol.crc8
+ * kilobit.runtimes.avr.protocol.crc8
  * on the host. The running CRC lives in the general-purpose I/O register GPIOR0 (no RAM).
  * Include once per firmware, after <avr/io.h>, with F_CPU (and optionally BAUD) defined.
  */

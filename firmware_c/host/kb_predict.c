@@ -1,6 +1,6 @@
 /*
  * kb_predict - run a host-trained predictor of the C runtime on the host, for comparison with
- * the integer reference (kilobit.runtimes.c_host drives it; docs/contract.md, section 5).
+ * the integer reference (kilobit.runtimes.c.c_host drives it; docs/contract.md, section 5).
  *
  *     kb_predict MODEL.kb < steps
  *

@@ -1,6 +1,6 @@
 /*
  * kb_replay - run the C runtime on the host, for comparison with the integer reference
- * (kilobit.runtimes.c_host drives it; docs/contract.md, section 5).
+ * (kilobit.runtimes.c.c_host drives it; docs/contract.md, section 5).
  *
  *     kb_replay MODEL.kb < steps
  *

@@ -4,7 +4,7 @@
     kilobit stream --board uno --port /dev/ttyACM0 --data banana --model m.kb
 
 Every model type with an AVR firmware (the registry's spec.boards) streams, in its kind's frames
-(kilobit.runtimes.avr_sim.dialog): a learner (rkp, ckp) or class learner (assoc) gets the
+(kilobit.runtimes.avr.sim_runtimes.dialog): a learner (rkp, ckp) or class learner (assoc) gets the
 training split as learn frames (the board predicts each example, then learns it: the running
 accuracy is the prequential one), then the test split as query frames (test accuracy); a
 predictor (bonsai, protonn) gets the test split, each input's features in update frames, then a
@@ -13,7 +13,7 @@ the same model file (kilobit.runtimes.host): the board must agree bit for bit, i
 included.
 
 --port sim runs the firmware on a simulated chip (kb_sim, cycle-exact), built for the model by
-kilobit.runtimes.firmware; any other --port is a serial port (pyserial URL or device), whose
+kilobit.runtimes.avr.firmware; any other --port is a serial port (pyserial URL or device), whose
 board must already run the firmware of the same model (the info reply is checked first).
 """
 import sys
@@ -24,10 +24,10 @@ from kilobit import data
 from kilobit.core.errors import KilobitError
 from kilobit.core.quant import MinMaxScaler
 from kilobit.models import registry
-from kilobit.runtimes import firmware, protocol
-from kilobit.runtimes.avr_sim import dialog
+from kilobit.runtimes.avr import firmware, protocol
+from kilobit.runtimes.avr.sim_runtimes import dialog
 from kilobit.runtimes.host import HostRuntime
-from kilobit.runtimes.ports import Progress, SerialPort, SimPort
+from kilobit.runtimes.boards.ports import Progress, SerialPort, SimPort
 
 #: the field of a runtime row that is the prediction, per kind
 PRED = {"learner": 1, "predictor": -1, "classes": 0}

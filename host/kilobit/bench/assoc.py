@@ -435,7 +435,8 @@ def example_incremental(prep, P, kt, seeds, parts=PARTS):
 def uno_pendigits(n_train=None, n_test=None, seed=0):
     """Stream pendigits-10 through the simulated Uno (assoc_stream.c): learn the training split
     in a seeded order, then query the test split. Returns a dict of the numbers."""
-    from kilobit.runtimes import fw_assoc as assoc_fw, protocol
+    from kilobit.runtimes.avr import fw_assoc as assoc_fw
+    from kilobit.runtimes.avr import protocol
 
     prep = Prep("pendigits-10", seed=seed)
     order = np.random.default_rng(seed).permutation(prep.M)[:n_train]
@@ -983,7 +984,7 @@ def _write(out, quick, runtime, results, shots, ci, ei, uno, skipped, plot_note,
         lc, qc = np.array(uno["learn_cycles"]), np.array(uno["query_cycles"])
         add("`firmware_c/avr/assoc_stream.c` built for the ATmega328P at 16 MHz with I-I, "
             "P = %d, d = %d, capacity %d classes, k~ = %d, R = %d (B = 8), run cycle-exact on "
-            "simavr (kilobit.runtimes.avrsim): a fresh memory learns the %d training examples of "
+            "simavr (kilobit.runtimes.avr.kb_sim): a fresh memory learns the %d training examples of "
             "pendigits-10 in a seeded random order, one learn frame each (each class is new "
             "when it first comes: class-incremental), then answers %d test queries."
             % (UNO["P"], UNO["d"], UNO["cap"], UNO["kt"], UNO["R"], uno["n_train"],

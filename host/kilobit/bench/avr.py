@@ -29,11 +29,11 @@ import time
 import numpy as np
 
 from kilobit import data
-from kilobit.runtimes import firmware, protocol
+from kilobit.runtimes.avr import firmware, protocol
 from kilobit.bench import write_report
 from kilobit.core.quant import quantize
 from kilobit.models.rkp.model import RKPInt, mem_bytes
-from kilobit.runtimes.avr_sim import session
+from kilobit.runtimes.avr.sim_runtimes import session
 
 KERNEL, WIDTH, C = "laplace", -6, 255
 BITS = (2, 4, 6, 8)
@@ -167,7 +167,7 @@ def _report(res, shuffles, quick, elapsed):
                                               % QUICK_TRAIN if quick else ""))
     add("- paper: N. Djuric, S. Vucetic, *Random Kernel Perceptron on ATTiny2313 "
         "Microcontroller*, SensorKDD 2010, section 3.1, Tables 3-5 (fixed-point columns)")
-    add("- firmware: firmware_c/avr/rkp_stream.c with the header kilobit.runtimes.firmware "
+    add("- firmware: firmware_c/avr/rkp_stream.c with the header kilobit.runtimes.avr.firmware "
         "generates from "
         "the model; UART protocol docs/uart-protocol.md; simulator firmware_c/sim/kb_sim.c "
         "(simavr, cycle-exact)")

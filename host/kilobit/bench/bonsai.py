@@ -28,7 +28,7 @@ import numpy as np
 
 from kilobit.bench import must_show_lines, run_lines, write_report
 from kilobit import data
-from kilobit.runtimes import fw_predict as predict_fw
+from kilobit.runtimes.avr import fw_predict as predict_fw
 from kilobit.models.bonsai.model import Bonsai
 
 CLOCK_HZ = 16_000_000

@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 from kilobit import data
-from kilobit.runtimes import protocol
+from kilobit.runtimes.avr import protocol
 from kilobit.bench import write_report
 from kilobit.models.ckp.model import CKPFloat, CKPInt, quantize, width_milli
 from kilobit.core.errors import DataError, KilobitError
@@ -99,8 +99,8 @@ def _int_run(xtr, ytr, xte, yte, L, A, seed, bits=INT_BITS):
 def measure_avr(board, seed, limit=None, L=AVR_L, A=AVR_A, bits=AVR_BITS, C=AVR_C):
     """Banana (the RKP benchmark's split for `seed`) through the CKP firmware on a simulated
     board; every reply compared with the host integer reference. Returns a dict of figures, or
-    raises FitError (kilobit.runtimes.firmware) when the firmware does not fit the board."""
-    from kilobit.runtimes.avr_sim import session
+    raises FitError (kilobit.runtimes.avr.firmware) when the firmware does not fit the board."""
+    from kilobit.runtimes.avr.sim_runtimes import session
 
     split = data.load("banana", seed=seed)
     _, Xtr, Xte = data.scale(split)
@@ -209,7 +209,7 @@ def run(out="docs/benchmarks/ckp.md", reps=10, quick=False, avr=True, progress=p
                 _paired([(fl, it)])))
     avr_res = {}
     if avr:
-        from kilobit.runtimes.firmware import FitError
+        from kilobit.runtimes.avr.firmware import FitError
         from kilobit.runtimes import RuntimeFailure
         for board in AVR_BOARDS:
             runs = []

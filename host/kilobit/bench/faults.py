@@ -6,12 +6,12 @@ issue 15, each with the command that re-runs it.
         model file: executions, coverage, findings;
     (b) the host's and device/kbit's parsers against each other on mutated model files
         (tests/test_parsers_fuzz.py's strategy), the C runtime's on a share of them;
-    (c) mutated frames to the firmwares on simulated chips (kilobit.runtimes.framefuzz): each
+    (c) mutated frames to the firmwares on simulated chips (kilobit.runtimes.avr.framefuzz): each
         answered with its documented error reply, none learnt from, no hang;
     (d) power cuts during a save: kbit's checkpoints (device/kbit/checkpoint.py) cut at every
         write on a filesystem stand-in, under CPython and on real MicroPython; the AVR learners'
         EEPROM checkpoints (firmware_c/avr/kb_persist.h) cut at every EEPROM byte write in
-        simavr (kilobit.runtimes.powercut), and their EEPROM wear over a whole golden stream.
+        simavr (kilobit.runtimes.avr.powercut), and their EEPROM wear over a whole golden stream.
 """
 import glob
 import json
@@ -195,7 +195,7 @@ def parsers(n_host, n_c, progress=print):
 
 
 def frames(n, progress=print):
-    from kilobit.runtimes import framefuzz
+    from kilobit.runtimes.avr import framefuzz
     rows = []
     for pattern, board, every in FRAME_TARGETS:
         name, model = _golden_model(pattern)
@@ -210,8 +210,8 @@ def frames(n, progress=print):
 
 def eeprom_cuts(quick=False, progress=print):
     """The AVR learners' EEPROM checkpoints cut at every byte write: powercut.run rows."""
-    from kilobit.runtimes import avrsim, powercut
-    miss = avrsim.missing()
+    from kilobit.runtimes.avr import kb_sim, powercut
+    miss = kb_sim.missing()
     rows = []
     for pattern, board, steps, every in CUT_TARGETS:
         path = sorted(glob.glob(os.path.join(GOLDEN, pattern)))[0]
@@ -231,8 +231,8 @@ def eeprom_cuts(quick=False, progress=print):
 
 def eeprom_wear(progress=print):
     """Writes per learnt example and the lifetime of the most-written cell, whole streams."""
-    from kilobit.runtimes import avrsim, powercut
-    if avrsim.missing():
+    from kilobit.runtimes.avr import kb_sim, powercut
+    if kb_sim.missing():
         return []
     rows = []
     for pattern, board, _, every in CUT_TARGETS:
@@ -247,15 +247,16 @@ def eeprom_wear(progress=print):
 def checkpoints(progress=print):
     """kbit checkpoint cut points per runtime: [(runtime, tried, recovered or None, note)]."""
     from kbit import test_checkpoint as T
-    from kilobit.runtimes import micropython, unix
+    from kilobit.runtimes.micropython import kbit_wasm
+    from kilobit.runtimes.micropython import kbit_unix
     progress("power cuts: kbit checkpoints")
     rows = []
     tried, recovered = T.cut_points()
     rows.append(("kbit under CPython", tried, recovered, ""))
     script = os.path.join(REPO, "device", "kbit", "test_checkpoint.py")
-    for name, run_, miss in (("kbit on MicroPython 1.27 (WebAssembly)", micropython.run,
-                              micropython.missing_wasm()),
-                             ("kbit on MicroPython 1.29 (unix port)", unix.run, unix.missing())):
+    for name, run_, miss in (("kbit on MicroPython 1.27 (WebAssembly)", kbit_wasm.run,
+                              kbit_wasm.missing_wasm()),
+                             ("kbit on MicroPython 1.29 (unix port)", kbit_unix.run, kbit_unix.missing())):
         if miss:
             rows.append((name, 0, None, "not run: missing %s" % miss))
             continue
@@ -309,7 +310,7 @@ def run(out="docs/benchmarks/faults.md", quick=False, progress=print):
         L += ["First disagreements: %s" % (ps["bad"] + ps["cbad"])[:3], ""]
     L += ["## (c) Mutated frames to the firmwares (simulated chips)", "",
           "Each frame complete and wrong in one way (a broken CRC, an unknown op, a wrong "
-          "length, a label or a code out of range; kilobit.runtimes.framefuzz), sent between "
+          "length, a label or a code out of range; kilobit.runtimes.avr.framefuzz), sent between "
           "two dumps, then one valid learning step (a predictor: then one sparse input, its zeros "
           "not sent, so a code a refused update had written would show in its prediction). "
           "*Right*: answered with exactly the error code docs/uart-protocol.md names for it.", "",
@@ -324,7 +325,7 @@ def run(out="docs/benchmarks/faults.md", quick=False, progress=print):
                  % (r["board"], r["model"], r["golden"], r["frames"], r["right"],
                     "yes" if r["same"] else "**NO**", ee, "yes" if r["step_ok"] else "**NO**",
                     r["cycles"], r["seconds"]))
-    L += ["", "Re-run: `kilobit bench faults` (or kilobit.runtimes.framefuzz.run(model, board, "
+    L += ["", "Re-run: `kilobit bench faults` (or kilobit.runtimes.avr.framefuzz.run(model, board, "
           "n, seed) for one chip).", "",
           "## (d) Power cuts during a save", "",
           "kbit checkpoints (device/kbit/checkpoint.py: the model file to NAME.new, then a "
@@ -345,7 +346,7 @@ def run(out="docs/benchmarks/faults.md", quick=False, progress=print):
           "that write starts (kb_sim --cut-eeprom-write). The chip restarts from its EEPROM: it "
           "must hold the last complete checkpoint or the one under way, then answer the "
           "remaining steps exactly as the golden file's host rows and end in the reference "
-          "state (kilobit.runtimes.powercut).", "",
+          "state (kilobit.runtimes.avr.powercut).", "",
           "| chip | model (golden file) | scheme | steps | checkpoints | EEPROM writes = cut "
           "points | cuts tried | recovered | time |", "|---|---|---|---|---|---|---|---|---|"]
     for r in cuts:

@@ -18,7 +18,7 @@ at 16 bits (twice the matrix bytes). Reported:
 - Uno: the int8 256-feature models (mnist16-2 at 1 KB, the target, and at 2 KB) built into
   firmware_c/avr/predict_stream.c, the first UNO_INPUTS test inputs streamed over the simulated
   UART, cycles inside the update and predict handlers per input (UART excluded), RAM static +
-  measured stack, every reply checked against the host integer model (kilobit.runtimes.fw_predict,
+  measured stack, every reply checked against the host integer model (kilobit.runtimes.avr.fw_predict,
   as
   `kilobit bench bonsai`).
 """
@@ -28,7 +28,7 @@ import numpy as np
 
 from kilobit.bench import must_show_lines, run_lines, write_report
 from kilobit import data
-from kilobit.runtimes import fw_predict as predict_fw
+from kilobit.runtimes.avr import fw_predict as predict_fw
 from kilobit.core.errors import KilobitError
 from kilobit.models.protonn.train import ProtoNN
 

@@ -155,7 +155,7 @@ def cmd_demo(a):
 
     names = a.runtimes or list(DEMO_RUNTIMES)
     if a.board or a.port:
-        from kilobit.runtimes.board import attached
+        from kilobit.runtimes.boards.remote import attached
         names = attached(names, a.board, a.port)
     return demo.run(names, a.output)
 

@@ -62,8 +62,14 @@ def add_parsers(sub):
     bsub.add_parser("list", help="the boards/*.json files")
     b = bsub.add_parser("manifest", help="write device/kbit/package.json (mip) from the package")
     b.add_argument("--check", action="store_true", help="only check it, exit 1 when stale")
-    b = bsub.add_parser("virtual", help="serve MicroPython 1.27 (WebAssembly) as a board on a pty "
-                                        "or a TCP port, for mpremote")
+    b = bsub.add_parser("virtual", help="serve a virtual MicroPython board on a pty or a TCP port, "
+                                        "for mpremote: MicroPython 1.27 (WebAssembly), or with "
+                                        "--board rp2040 an emulated Pico")
+    b.add_argument("--board", choices=["rp2040"],
+                   help="rp2040: the emulated Raspberry Pi Pico (MicroPython 1.23's core on "
+                        "kilobit's minimal RP2040 port under rp2040js; UART REPL, files in a flash "
+                        "file table, 192 KiB heap; not the official rp2 firmware). Default: "
+                        "MicroPython 1.27 (WebAssembly)")
     b.add_argument("--tcp", type=int, metavar="PORT",
                    help="serve socket://127.0.0.1:PORT instead of a pty (0: any free port)")
     b.add_argument("--link", help="also make PATH a symlink to the pty")
@@ -98,7 +104,8 @@ def cmd_fit(a):
 
 
 def cmd_deploy(a):
-    from kilobit.runtimes import boards, deploy
+    from kilobit.runtimes import boards
+    from kilobit.runtimes.boards import deploy
     b = boards.get(a.board)
     steps = deploy.plan_deploy(a.model, b, a.port, a.runtime, a.programmer, a.golden,
                                a.checkpoint_every)
@@ -110,7 +117,8 @@ def cmd_deploy(a):
 
 def cmd_run(a):
     import subprocess
-    from kilobit.runtimes import boards, deploy
+    from kilobit.runtimes import boards
+    from kilobit.runtimes.boards import deploy
     steps = deploy.plan_run(a.script, boards.get(a.board), a.port, a.runtime)
     if a.dry_run:
         return deploy.execute(steps, dry_run=True)
@@ -118,7 +126,8 @@ def cmd_run(a):
 
 
 def cmd_flash_firmware(a):
-    from kilobit.runtimes import boards, deploy
+    from kilobit.runtimes import boards
+    from kilobit.runtimes.boards import deploy
     steps = deploy.plan_flash_firmware(a.firmware, boards.get(a.board), a.port, a.erase)
     if not a.dry_run and not os.path.exists(a.firmware):
         raise KilobitError("no firmware file %s" % a.firmware)
@@ -155,15 +164,16 @@ def cmd_board(a):
             problem = boards.manifest_problem()
             print(problem or "%s lists every module of device/kbit" % path)
             return 1 if problem else 0
-        from kilobit.runtimes.deploy import _write
+        from kilobit.runtimes.boards.deploy import _write
         _write(path, boards.manifest_text())
         print("wrote %s (%d modules)" % (path, len(boards.package_modules())))
         return 0
-    from kilobit.runtimes import virtual
+    from kilobit.runtimes.boards import virtual
     if a.action == "virtual":
-        vb = virtual.VirtualBoard(tcp_port=a.tcp, link=a.link, log=sys.stderr).start()
-        return _serve(vb, "virtual MicroPython 1.27 board on %s\n  mpremote connect %s repl\n"
-                          "(Ctrl-C stops it)" % (vb.port, vb.port))
+        vb = virtual.VirtualBoard(tcp_port=a.tcp, link=a.link, log=sys.stderr,
+                                  board=a.board).start()
+        return _serve(vb, "virtual board (%s) on %s\n  mpremote connect %s repl\n"
+                          "(Ctrl-C stops it)" % (vb.KINDS[a.board], vb.port, vb.port))
     if a.model:
         data = _model(a.model)
     else:

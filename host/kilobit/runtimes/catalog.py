@@ -10,20 +10,21 @@ from kilobit.core.errors import KilobitError
 
 ALL = {
     "host": "kilobit.runtimes.host:HostRuntime",
-    "kbit-cpython": "kilobit.runtimes.kbit_cpython:KbitCPythonRuntime",
-    "kbit-micropython": "kilobit.runtimes.micropython:MicroPythonRuntime",
-    "kbit-unix": "kilobit.runtimes.unix:KbitUnixRuntime",
-    "c-host": "kilobit.runtimes.c_host:CHostRuntime",
-    "attiny2313-sim": "kilobit.runtimes.avr_sim:Attiny2313SimRuntime",
-    "uno-sim": "kilobit.runtimes.avr_sim:UnoSimRuntime",
-    "virtual-board": "kilobit.runtimes.board:VirtualBoardRuntime",
-    "uno-sim-uart": "kilobit.runtimes.board:UnoSimUartRuntime",
+    "kbit-cpython": "kilobit.runtimes.micropython.kbit_cpython:KbitCPythonRuntime",
+    "kbit-micropython": "kilobit.runtimes.micropython.kbit_wasm:MicroPythonRuntime",
+    "kbit-unix": "kilobit.runtimes.micropython.kbit_unix:KbitUnixRuntime",
+    "rp2040-sim": "kilobit.runtimes.micropython.rp2040_sim:RP2040SimRuntime",
+    "c-host": "kilobit.runtimes.c.c_host:CHostRuntime",
+    "attiny2313-sim": "kilobit.runtimes.avr.sim_runtimes:Attiny2313SimRuntime",
+    "uno-sim": "kilobit.runtimes.avr.sim_runtimes:UnoSimRuntime",
+    "virtual-board": "kilobit.runtimes.boards.remote:VirtualBoardRuntime",
+    "uno-sim-uart": "kilobit.runtimes.boards.remote:UnoSimUartRuntime",
 }
 
 
 def get(name):
-    if "@" in name:  # BOARD@PORT: a real board (kilobit.runtimes.board)
-        from kilobit.runtimes.board import on_port
+    if "@" in name:  # BOARD@PORT: a real board (kilobit.runtimes.boards.remote)
+        from kilobit.runtimes.boards.remote import on_port
         return on_port(name)
     if name not in ALL:
         raise KilobitError("unknown runtime %r (known: %s)" % (name, ", ".join(ALL)))

@@ -9,12 +9,12 @@ import tempfile
 from kilobit.core.paths import REPO
 from kilobit.models import registry
 from kilobit.runtimes.base import RuntimeFailure
-from kilobit.runtimes.cbuild import BUILD, build
-from kilobit.runtimes.mpwasm import error_text
+from kilobit.runtimes.c.build import BUILD, build
+from kilobit.runtimes.micropython.mpwasm import error_text
 
-#: the replay scripts device/kbit runs on a MicroPython (tools/mpwasm)
-MPREDICT = os.path.join(REPO, "tools", "mpwasm", "replay_predict.py")
-MPASSOC = os.path.join(REPO, "tools", "mpwasm", "replay_assoc.py")
+#: the replay scripts device/kbit runs on every MicroPython runtime (tools/replay)
+MPREDICT = os.path.join(REPO, "tools", "replay", "replay_predict.py")
+MPASSOC = os.path.join(REPO, "tools", "replay", "replay_assoc.py")
 
 
 def _spec(model):

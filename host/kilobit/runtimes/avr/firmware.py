@@ -1,6 +1,6 @@
 """Firmware for the AVR boards: a model's firmware built with avr-gcc, cached.
 
-    from kilobit.runtimes import firmware
+    from kilobit.runtimes.avr import firmware
     elf, sizes = firmware.build(model_bytes, "attiny2313")
 
 Each model type names its firmware in its package (kilobit.models.<name>.firmware: SOURCE,
@@ -29,7 +29,7 @@ import tempfile
 from kilobit.core.errors import KilobitError
 from kilobit.core.paths import REPO
 from kilobit.models import registry
-from kilobit.runtimes import avrsim
+from kilobit.runtimes.avr import kb_sim
 
 FIRMWARE_C = os.path.join(REPO, "firmware_c")
 BUILD = os.path.join(REPO, "build")
@@ -88,7 +88,7 @@ def _digest(parts):
 
 def build(model_bytes, board_name, baud=BAUD, checkpoint_every=None):
     """Build the firmware of a model file for `board_name`: its type's firmware source with the
-    header made from the file. Returns (elf, sizes), sizes as kilobit.runtimes.avrsim.avr_size
+    header made from the file. Returns (elf, sizes), sizes as kilobit.runtimes.avr.kb_sim.avr_size
     plus board, mcu, clock_hz, flash_bytes, ram_bytes and stack_reserve (and "checkpoint", the
     EEPROM layout, when checkpoint_every is given: a checkpoint every N learning steps that
     changed the state, 0 for checkpoint frames only). Raises FitError when the model cannot fit,
@@ -189,7 +189,7 @@ def build_source(header, board_name, source, depends, cache, baud=BAUD, extra_so
     if mcu not in reserves:
         raise FitError("does not fit %s: this firmware is not built for the %s" % (b["name"], mcu))
     reserve = reserves[mcu]
-    flags = list(avrsim.AVR_CFLAGS) + list(WARN) + list(avrsim.AVR_LDFLAGS)
+    flags = list(kb_sim.AVR_CFLAGS) + list(WARN) + list(kb_sim.AVR_LDFLAGS)
     sources = []
     for path in depends:
         with open(path, "rb") as f:
@@ -233,10 +233,10 @@ def _compile(header, out_dir, elf, mcu, f_cpu, baud, b, source, extra_sources, r
     os.replace(tmp, hpath)
     tmp_elf = "%s.%d.tmp" % (elf, os.getpid())
     try:
-        _, sizes = avrsim.avr_build([source] + list(extra_sources), mcu, tmp_elf,
+        _, sizes = kb_sim.avr_build([source] + list(extra_sources), mcu, tmp_elf,
                                     defines=["BAUD=%dUL" % baud],
                                     f_cpu=f_cpu, extra_flags=list(WARN) + ["-include", hpath])
-    except avrsim.SimError as e:
+    except kb_sim.SimError as e:
         if "kb_persist_does_not_fit_eeprom" in str(e):
             lay = _probe_layout(hpath, source, mcu, f_cpu, baud, b)
             raise FitError("does not fit %s: no crash-safe checkpoint fits its EEPROM: %s"
@@ -256,7 +256,7 @@ def _compile(header, out_dir, elf, mcu, f_cpu, baud, b, source, extra_sources, r
         ram = re.search(r"address 0x([0-9a-f]+) of \S+ section `\.(?:bss|data|noinit)' is not "
                         r"within region `data'", str(e))
         if ram:
-            static = int(ram.group(1), 16) - 0x800000 - avrsim.RAMSTART[mcu]
+            static = int(ram.group(1), 16) - 0x800000 - kb_sim.RAMSTART[mcu]
             raise FitError("does not fit %s: static RAM %d B + stack reserve %d B = %d B > %d B RAM"
                            % (b["name"], static, reserve, static + reserve,
                               b["ram_bytes"])) from None
@@ -277,11 +277,11 @@ def _probe_layout(hpath, source, mcu, f_cpu, baud, b):
     with tempfile.TemporaryDirectory() as tmp:
         obj = os.path.join(tmp, "probe.o")
         cmd = (["avr-gcc", "-mmcu=" + mcu, "-DF_CPU=%dUL" % f_cpu, "-DBAUD=%dUL" % baud,
-                "-DKB_PERSIST_PROBE"] + list(avrsim.AVR_CFLAGS)
+                "-DKB_PERSIST_PROBE"] + list(kb_sim.AVR_CFLAGS)
                + ["-w", "-Wno-error", "-include", hpath, "-c", "-o", obj, source])
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
-            raise avrsim.SimError("avr-gcc failed for %s:\n%s\n%s" % (mcu, " ".join(cmd), p.stderr))
+            raise kb_sim.SimError("avr-gcc failed for %s:\n%s\n%s" % (mcu, " ".join(cmd), p.stderr))
         p = subprocess.run(["avr-nm", "-S", "--defined-only", obj], capture_output=True,
                            text=True)
     sizes = {}
@@ -290,7 +290,7 @@ def _probe_layout(hpath, source, mcu, f_cpu, baud, b):
         if len(parts) == 4 and parts[3] in ("kb_probe_state", "kb_probe_step"):
             sizes[parts[3]] = int(parts[1], 16)
     if len(sizes) != 2:
-        raise avrsim.SimError("avr-nm found no probe sizes in %s: %s" % (source, p.stdout))
+        raise kb_sim.SimError("avr-nm found no probe sizes in %s: %s" % (source, p.stdout))
     return checkpoint_layout(sizes["kb_probe_state"], sizes["kb_probe_step"],
                              b["eeprom_bytes"], every)
 

@@ -3,11 +3,13 @@ of a real board (mpremote, a serial client) run against them unchanged.
 
     with VirtualBoard() as vb:             # MicroPython 1.27 (WebAssembly) behind a pty
         subprocess.run(["mpremote", "connect", vb.port, "exec", "print(1)"])
+    with VirtualBoard(board="rp2040") as vb:   # the emulated Pico (tools/pico, rp2040js)
     with SimBoard("uno", model_bytes) as sb:   # the RKP firmware on a simulated ATmega328P
         kilobit.stream.SerialPort(sb.port) ...  # its UART on a pty
 
 VirtualBoard runs tools/mpwasm/board.mjs (the build's REPL, byte for byte, with soft reset and
-MicroPython's errno numbers) and relays it to the master side of a pty, whose slave
+MicroPython's errno numbers), or for board="rp2040" tools/pico/board.mjs (the emulated Pico's
+UART0) and relays it to the master side of a pty, whose slave
 (/dev/pts/N) is the board's serial port; or, with `tcp_port`, to one TCP client at a time on
 127.0.0.1 (pyserial URL socket://127.0.0.1:PORT). SimBoard runs kb_sim in its interactive mode
 (--rx-mode interactive) with the pty's master as its UART.
@@ -93,14 +95,24 @@ class _PtyBoard:
 
 
 class VirtualBoard(_PtyBoard):
-    """MicroPython 1.27 (WebAssembly, node) as a board on a serial port (a pty) or a TCP port.
+    """A MicroPython board on a serial port (a pty) or a TCP port: MicroPython 1.27
+    (WebAssembly, node), or with board="rp2040" the emulated Pico (MicroPython 1.23's core on
+    kilobit's minimal RP2040 port under rp2040js).
 
     .port is what mpremote connects to: /dev/pts/N (or `link`, a symlink to it), or
     socket://127.0.0.1:PORT when tcp_port is given (0: any free port)."""
 
-    def __init__(self, tcp_port=None, link=None, heapsize=None, log=None):
+    #: the boards it can be: name -> what it is
+    KINDS = {None: "MicroPython 1.27 (WebAssembly)",
+             "rp2040": "Raspberry Pi Pico, emulated: MicroPython 1.23's core on kilobit's minimal "
+                       "RP2040 port (rp2040js)"}
+
+    def __init__(self, tcp_port=None, link=None, heapsize=None, log=None, board=None):
         super().__init__(link, log)
-        self.tcp_port, self.heapsize = tcp_port, heapsize
+        if board not in self.KINDS:
+            raise BoardError("no virtual board %r (known: %s)"
+                             % (board, ", ".join(k for k in self.KINDS if k)))
+        self.tcp_port, self.heapsize, self.board = tcp_port, heapsize, board
         self._stop = threading.Event()
         self._threads = []
         self._client = None
@@ -108,13 +120,23 @@ class VirtualBoard(_PtyBoard):
 
     # -- life cycle --
     def start(self):
-        from kilobit.runtimes.micropython import missing_wasm, node
-        miss = missing_wasm()
+        from kilobit.runtimes.micropython import rp2040_sim
+        from kilobit.runtimes.micropython.kbit_wasm import missing_wasm, node
+        if self.board == "rp2040":
+            miss = rp2040_sim.missing()
+            if miss is None:
+                try:
+                    rp2040_sim.build()
+                except KilobitError as e:
+                    raise BoardError(str(e)) from None
+            cmd = [node(), rp2040_sim.BOARD_JS]
+        else:
+            miss = missing_wasm()
+            cmd = [node(), BOARD_JS]
+            if self.heapsize:
+                cmd += ["--heapsize", str(self.heapsize)]
         if miss:
             raise BoardError("virtual board: missing %s" % miss)
-        cmd = [node(), BOARD_JS]
-        if self.heapsize:
-            cmd += ["--heapsize", str(self.heapsize)]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.log if self.log is not None else subprocess.DEVNULL,
                                      bufsize=0)
@@ -258,13 +280,13 @@ class SimBoard(_PtyBoard):
         self.sizes = None
 
     def start(self):
-        from kilobit.runtimes import avrsim, firmware
-        miss = avrsim.missing()
+        from kilobit.runtimes.avr import kb_sim, firmware
+        miss = kb_sim.missing()
         if miss:
             raise BoardError("simulated board: missing %s" % miss)
         b = firmware.board(self.board_name)
         elf, self.sizes = firmware.build(self.model, b["name"])
-        sim = avrsim.build_sim()
+        sim = kb_sim.build_sim()
         master, slave, name = _raw_pty()
         self._fds = [slave]
         try:

@@ -8,7 +8,7 @@ from kilobit.core.paths import REPO
 
 MPWASM = os.path.join(REPO, "tools", "mpwasm")
 RUNNER = os.path.join(MPWASM, "run.mjs")
-REPLAY = os.path.join(MPWASM, "replay.py")
+REPLAY = os.path.join(REPO, "tools", "replay", "replay.py")
 NPM_PACKAGE = "@micropython/micropython-webassembly-pyscript"
 MP_MODULE = os.path.join(MPWASM, "node_modules", *NPM_PACKAGE.split("/"), "micropython.mjs")
 

@@ -7,7 +7,7 @@ all at once, a serial port frame by frame).
     finally         dump
 """
 from kilobit.models import registry
-from kilobit.runtimes import protocol
+from kilobit.runtimes.avr import protocol
 from kilobit.runtimes.base import RuntimeFailure
 
 #: the cycle markers around a learning step and a query (rkp_stream.c, ckp_stream.c)
@@ -60,7 +60,7 @@ def frames(m, steps):
 
 def read(take, m, steps, who, on_row=None):
     """The runtime rows (score, pred, mistake, count, memory or None) of a replay's replies;
-    `take(code)` gives the next reply (kilobit.runtimes.protocol.taker); on_row(i, row) is
+    `take(code)` gives the next reply (kilobit.runtimes.avr.protocol.taker); on_row(i, row) is
     called as each row arrives."""
     check_info(take("I"), m, who)
     out = []

@@ -2,12 +2,12 @@
 AVR firmware's UART protocol over a serial port.
 
     virtual-board      MicroPython 1.27 (WebAssembly) behind a pty
-    (kilobit.runtimes.virtual.VirtualBoard),
+    (kilobit.runtimes.boards.virtual.VirtualBoard),
                        kbit deployed as a Raspberry Pi Pico gets it (mpy-cross -march=armv6m,
                        mpremote mip install), each replay driven by the real mpremote
     mpremote:PORT      a real MicroPython board on PORT, kbit already deployed (kilobit deploy)
     uno-sim-uart       the RKP firmware on a simulated ATmega328P whose UART is a pty
-                       (kilobit.runtimes.virtual.SimBoard), driven by kilobit.stream.SerialPort
+                       (kilobit.runtimes.boards.virtual.SimBoard), driven by kilobit.stream.SerialPort
                        (pyserial)
 
 The MicroPython ones reuse the kbit-micropython runtime (every model type it replays) with its
@@ -18,7 +18,7 @@ import os
 import subprocess
 
 from kilobit.runtimes.base import Runtime, RuntimeFailure
-from kilobit.runtimes import micropython as mpmod
+from kilobit.runtimes.micropython import kbit_wasm as mpmod
 
 
 
@@ -29,7 +29,7 @@ class MpremoteRunner:
         self.port, self.timeout = port, timeout
 
     def _mpremote(self, args, check=True):
-        from kilobit.runtimes.deploy import tool_argv
+        from kilobit.runtimes.boards.deploy import tool_argv
         cmd = tool_argv(["mpremote", "connect", self.port] + args)
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout,
@@ -105,8 +105,9 @@ class VirtualBoardRuntime(MpremoteRuntime):
         return miss
 
     def replay(self, model, steps):
-        from kilobit.runtimes import boards, deploy
-        from kilobit.runtimes.virtual import VirtualBoard
+        from kilobit.runtimes import boards
+        from kilobit.runtimes.boards import deploy
+        from kilobit.runtimes.boards.virtual import VirtualBoard
         miss = self.missing()
         if miss:
             raise RuntimeFailure("%s: missing %s" % (self.name, miss))
@@ -122,7 +123,7 @@ class VirtualBoardRuntime(MpremoteRuntime):
 
 class AvrUartRuntime(Runtime):
     """A model's firmware over a UART, frame by frame (lock-step), by
-    kilobit.runtimes.ports.SerialPort:
+    kilobit.runtimes.boards.ports.SerialPort:
     on a simulated chip whose UART is a pty (port None), or on a real board at `port` already
     running the firmware of the replayed model (kilobit deploy; an Uno restarts it from the
     model's state when the port opens)."""
@@ -138,8 +139,8 @@ class AvrUartRuntime(Runtime):
             self.name = "%s@%s" % (self.board, port)
 
     def missing(self):
-        from kilobit.runtimes import avrsim
-        miss = avrsim.missing()
+        from kilobit.runtimes.avr import kb_sim
+        miss = kb_sim.missing()
         if miss is None:
             try:
                 import serial  # noqa: F401
@@ -152,10 +153,10 @@ class AvrUartRuntime(Runtime):
         answered before the next goes out, the replies read into rows as on the simulator."""
         from kilobit.core.errors import KilobitError
         from kilobit.models import registry
-        from kilobit.runtimes import firmware, protocol
-        from kilobit.runtimes.avr_sim import dialog
-        from kilobit.runtimes.ports import SerialPort
-        from kilobit.runtimes.virtual import SimBoard
+        from kilobit.runtimes.avr import firmware, protocol
+        from kilobit.runtimes.avr.sim_runtimes import dialog
+        from kilobit.runtimes.boards.ports import SerialPort
+        from kilobit.runtimes.boards.virtual import SimBoard
         try:
             spec = registry.of_file(model)
             m, _ = spec.load(model)

@@ -1,9 +1,9 @@
 """A model's firmware on a simulated ATtiny2313 or Arduino Uno (the learners' here; the
 predictors' and assoc's through their firmware modules fw_predict and fw_assoc).
 
-For each model the firmware is built with the model's header (kilobit.runtimes.firmware), then
+For each model the firmware is built with the model's header (kilobit.runtimes.avr.firmware), then
 every step
-is streamed to the chip over its UART through kb_sim (kilobit.runtimes.avrsim), cycle-exact:
+is streamed to the chip over its UART through kb_sim (kilobit.runtimes.avr.kb_sim), cycle-exact:
 
     info                              the chip's parameters must be the model file's
     per step  learn + dump-if-changed   or   query
@@ -12,10 +12,10 @@ is streamed to the chip over its UART through kb_sim (kilobit.runtimes.avrsim), 
 and the replies become the Runtime tuples. A model that cannot fit the chip is refused with
 RuntimeFailure("does not fit attiny2313: ...").
 """
-from kilobit.runtimes import avrsim, firmware, protocol
+from kilobit.runtimes.avr import kb_sim, firmware, protocol
 from kilobit.core.errors import KilobitError
 from kilobit.models import registry
-from kilobit.runtimes import fw_learner
+from kilobit.runtimes.avr import fw_learner
 from kilobit.runtimes.base import Runtime, RuntimeFailure
 
 
@@ -28,13 +28,13 @@ def session(model, frames, board, max_cycles=4 * 10 ** 9, timeout=900, checkpoin
         elf, sizes = firmware.build(model, board, checkpoint_every=checkpoint_every)
     except firmware.FitError as e:
         raise RuntimeFailure(str(e)) from None
-    except avrsim.SimError as e:
+    except kb_sim.SimError as e:
         raise RuntimeFailure("firmware build failed: %s" % e) from None
     b = firmware.board(board)
     try:
-        result = avrsim.run(elf, b["mcu"], b["clock_hz"], bytes(frames), max_cycles=max_cycles,
+        result = kb_sim.run(elf, b["mcu"], b["clock_hz"], bytes(frames), max_cycles=max_cycles,
                             timeout=timeout)
-    except avrsim.SimError as e:
+    except kb_sim.SimError as e:
         raise RuntimeFailure("%s: %s" % (board, e)) from None
     try:
         replies = protocol.parse_replies(result.output)
@@ -45,8 +45,8 @@ def session(model, frames, board, max_cycles=4 * 10 ** 9, timeout=900, checkpoin
 
 def dialog(kind):
     """The firmware dialog module of a model kind: frames(m, steps) and read(take, m, steps,
-    who, on_row=None) (kilobit.runtimes.fw_learner, fw_predict, fw_assoc)."""
-    from kilobit.runtimes import fw_assoc, fw_learner, fw_predict
+    who, on_row=None) (kilobit.runtimes.avr.fw_learner, fw_predict, fw_assoc)."""
+    from kilobit.runtimes.avr import fw_assoc, fw_learner, fw_predict
     return {"learner": fw_learner, "predictor": fw_predict, "classes": fw_assoc}[kind]
 
 
@@ -54,14 +54,14 @@ check_info = fw_learner.check_info  # noqa: F401 (callers of this module's name)
 
 
 class AvrSimRuntime(Runtime):
-    """After replay(), `last_result` is the kilobit.runtimes.avrsim.SimResult of the run
+    """After replay(), `last_result` is the kilobit.runtimes.avr.kb_sim.SimResult of the run
     (cycles, markers, stack) and `last_sizes` the firmware's sizes."""
 
     board = "?"
     last_result = last_sizes = None
 
     def missing(self):
-        return avrsim.missing()
+        return kb_sim.missing()
 
     def replay(self, model, steps):
         """Any model with an AVR firmware: its kind's frames, all sent at once to the simulated

@@ -357,7 +357,7 @@ def plan_micropython(model_path, board, port, runtime=None, golden=None):
 # --- AVR boards -------------------------------------------------------------------------------------
 
 def plan_avr(model_path, board, port=None, programmer=None, checkpoint_every=None):
-    from kilobit.runtimes import firmware
+    from kilobit.runtimes.avr import firmware
     _, data = _read_model(model_path)
     out_dir = os.path.join(BUILD, board["name"])
     elf = os.path.join(out_dir, "firmware.elf")

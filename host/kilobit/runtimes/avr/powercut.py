@@ -1,6 +1,6 @@
 """Power cuts during the AVR learners' EEPROM checkpoints, in simulation (issue 15 item 3).
 
-    from kilobit.runtimes import powercut
+    from kilobit.runtimes.avr import powercut
     r = powercut.run("tests/golden/rkp-laplace-b4-t62-m2-a-6-s1.json", "attiny2313", steps=40)
     r["tried"], r["recovered"], r["failures"]
 
@@ -27,8 +27,8 @@ import zlib
 from kilobit.core import goldenfile
 from kilobit.core.errors import KilobitError
 from kilobit.models import registry
-from kilobit.runtimes import avrsim, firmware, protocol
-from kilobit.runtimes.avr_sim import dialog
+from kilobit.runtimes.avr import kb_sim, firmware, protocol
+from kilobit.runtimes.avr.sim_runtimes import dialog
 
 
 class PowerCutError(KilobitError):
@@ -36,7 +36,7 @@ class PowerCutError(KilobitError):
 
 
 def _sim(elf, b, frames, eeprom, cut=None, value=None):
-    res = avrsim.run(elf, b["mcu"], b["clock_hz"], b"".join(frames), eeprom=eeprom,
+    res = kb_sim.run(elf, b["mcu"], b["clock_hz"], b"".join(frames), eeprom=eeprom,
                      cut_write=cut, cut_value=value, check=False, max_cycles=4 * 10 ** 9)
     if not res.ok:
         raise PowerCutError("%s: %s (%s)" % (b["name"], res.stop, res.message))

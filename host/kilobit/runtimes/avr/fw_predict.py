@@ -1,6 +1,6 @@
 """The predictor firmware (firmware_c/avr/predict_stream.c) of the host-trained models (bonsai,
 protonn) on a simulated board: update frames, a replay and its cycles (the header is
-kilobit.models.predictor's, the build kilobit.runtimes.firmware's).
+kilobit.models.predictor's, the build kilobit.runtimes.avr.firmware's).
 
     rows, result, sizes = fw_predict.replay(model_bytes, [codes, ...], "uno")
 
@@ -14,7 +14,7 @@ import zlib
 
 from kilobit.core.errors import KilobitError
 from kilobit.models import predictor, registry
-from kilobit.runtimes import avrsim, firmware, protocol
+from kilobit.runtimes.avr import kb_sim, firmware, protocol
 
 CHUNK = predictor.CHUNK
 MARK_PREDICT = (3, 4)
@@ -65,7 +65,7 @@ def frames(m, steps, skip_zeros=False):
 
 
 def read(take, m, steps, who, on_row=None, skip_zeros=False):
-    """The golden field rows of a replay's replies (kilobit.runtimes.fw_learner.read's
+    """The golden field rows of a replay's replies (kilobit.runtimes.avr.fw_learner.read's
     contract); the info reply must match the model file (type, sizes, CRC of the payload)."""
     spec = registry.of_class(type(m))
     pl = m.payload()[:-1]
@@ -96,7 +96,7 @@ def replay(model_bytes, inputs, board_name="uno", max_cycles=4 * 10 ** 9, skip_z
     steps = [("P", None, u) for u in inputs]
     fr = frames(m, steps, skip_zeros) + [protocol.stop_frame()]
     b = firmware.board(board_name)
-    result = avrsim.run(elf, b["mcu"], b["clock_hz"], b"".join(fr), max_cycles=max_cycles)
+    result = kb_sim.run(elf, b["mcu"], b["clock_hz"], b"".join(fr), max_cycles=max_cycles)
     take = protocol.taker(protocol.parse_replies(result.output), board_name)
     rows = read(take, m, steps, board_name, skip_zeros=skip_zeros)
     take("S")

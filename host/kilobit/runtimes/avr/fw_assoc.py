@@ -1,6 +1,6 @@
 """The associative-memory firmware (firmware_c/avr/assoc_stream.c) on a simulated board: its
 frames and a replay over the simulated UART (the header is kilobit.models.assoc.firmware's, the
-build kilobit.runtimes.firmware's).
+build kilobit.runtimes.avr.firmware's).
 
     out, sim, sizes = fw_assoc.replay(model_bytes, steps, "uno")
 """
@@ -8,8 +8,8 @@ import struct
 
 from kilobit.core.errors import KilobitError
 from kilobit.models.assoc.model import AssocInt
-from kilobit.runtimes import avrsim, protocol
-from kilobit.runtimes.firmware import board, build
+from kilobit.runtimes.avr import kb_sim, protocol
+from kilobit.runtimes.avr.firmware import board, build
 
 INFO = struct.Struct("<BBBBBBBBBH")
 INFO_FIELDS = ("version", "model_type", "approach", "bits", "P", "d", "cap", "kt", "R",
@@ -56,7 +56,7 @@ def session(model_bytes, frames, board_name="uno", max_cycles=4 * 10 ** 9, timeo
     """Build, run `frames` on the simulated board; (replies, SimResult, sizes)."""
     elf, sizes = build(model_bytes, board_name)
     b = board(board_name)
-    result = avrsim.run(elf, b["mcu"], b["clock_hz"], bytes(frames), max_cycles=max_cycles,
+    result = kb_sim.run(elf, b["mcu"], b["clock_hz"], bytes(frames), max_cycles=max_cycles,
                         timeout=timeout)
     return protocol.parse_replies(result.output), result, sizes
 
@@ -78,7 +78,7 @@ def frames(m, steps):
 
 def read(take, m, steps, who, on_row=None):
     """The runtime rows (prediction, count, classes, anchors, memory or None) of a replay's
-    replies (kilobit.runtimes.fw_learner.read's contract)."""
+    replies (kilobit.runtimes.avr.fw_learner.read's contract)."""
     got = info(take("I"))
     want = dict(version=protocol.VERSION, model_type=5, approach=m.approach, bits=m.bits, P=m.P,
                 d=m.d, cap=m.cap, kt=m.kt, R=m.R, mem_bytes=len(m.memory()))

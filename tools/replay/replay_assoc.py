@@ -1,20 +1,25 @@
-# Replay a golden sequence on kbit.assoc under MicroPython (run by tools/mpwasm/run.mjs):
+# Replay a golden sequence on kbit.assoc under MicroPython, on every MicroPython runtime
+# (tools/mpwasm/run.mjs, the unix port, the emulated Pico's tools/pico/run.mjs):
 #
-#   replay_assoc.py MODEL STEPS MEMOUT
+#   replay_assoc.py MODEL STEPS MEMOUT [TIMES]
 #
 # STEPS holds one step a line: "L y v0 .. vT-1" (learn label y) or "Q v0 .. vT-1" (predict),
 # the values int8. Each line is parsed first; then the step runs under micropython.heap_lock(),
 # so a replay also proves that predict/learn allocate nothing (an allocation raises MemoryError).
 # Per step it prints "pred count classes anchors learnt"; after a learning step, and once at the
 # end, it appends the memory (labels, na, anchors, connections) to MEMOUT, in binary.
+# With TIMES, each step's clock ticks go there as in replay.py (kilobit bench rp2040).
 import sys
 from array import array
 
 import micropython
 
+from kbit.compat import elapsed, overhead, ticks
 from kbit.assoc import Assoc
 
 model_path, steps_path, mem_path = sys.argv[1:4]
+times = [] if len(sys.argv) > 4 else None
+t0 = dt = 0
 
 # The lock must really lock, or the replay would prove nothing. `locked` exists before the lock:
 # binding a new global under the lock grows the globals dict, and this build then hangs.
@@ -52,12 +57,16 @@ with open(mem_path, "wb") as out:
                 raise ValueError("class capacity full")
             lock()
             try:
+                t0 = ticks()
                 if learn:
                     pred = m._learn(u, y)
                 else:
                     pred = m._predict(u)
+                dt = elapsed(t0)
             finally:
                 unlock()
+            if times is not None:
+                times.append(dt)
             n = m.stored()
             print(pred, m.count, m.nc, n, 1 if learn else 0)
             if learn:
@@ -69,3 +78,6 @@ with open(mem_path, "wb") as out:
     out.write(m.nf)
     out.write(m.anchors)
     out.write(m.conn)
+if times is not None:
+    with open(sys.argv[4], "w") as f:
+        f.write("overhead %d\n%s\n" % (overhead(), "\n".join(map(str, times))))

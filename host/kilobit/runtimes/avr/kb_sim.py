@@ -1,8 +1,8 @@
 """Cycle-exact AVR simulation: build firmware with avr-gcc, run it under simavr (kb_sim).
 
-    from kilobit import avrsim
-    elf, sizes = avrsim.avr_build(["firmware_c/sim/test_echo.c"], "attiny2313", "build/x/echo.elf")
-    r = avrsim.run(elf, "attiny2313", 4_000_000, b"\\x01\\x02\\xff")
+    from kilobit.runtimes.avr import kb_sim
+    elf, sizes = kb_sim.avr_build(["firmware_c/sim/test_echo.c"], "attiny2313", "build/x/echo.elf")
+    r = kb_sim.run(elf, "attiny2313", 4_000_000, b"\\x01\\x02\\xff")
     r.output, r.markers, r.cycles, r.stack_bytes, r.between(3, 4)
 
 kb_sim (firmware_c/sim/kb_sim.c) is a small C program linked with libsimavr. It bridges UART0 to
@@ -232,7 +232,7 @@ def run(elf, mcu, freq=None, input_bytes=b"", max_cycles=2 * 10 ** 9, idle_cycle
     the firmware's baud rate with no gaps); "byte" hands over the next byte only once the
     previous one has been read. Both read ahead on stdin: a host that waits for a reply before
     it sends the next frame stalls them. "interactive" is for such a live line (a pty,
-    kilobit.runtimes.virtual.SimBoard / `kilobit board sim`): bytes are handed over as they come,
+    kilobit.runtimes.boards.virtual.SimBoard / `kilobit board sim`): bytes are handed over as they come,
     and
     kb_sim waits for stdin only once the chip has read everything, answered and gone back to
     polling its receiver; the cycle counts then depend on the host's pacing.

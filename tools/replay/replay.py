@@ -1,6 +1,7 @@
-# Replay a golden sequence on kbit under MicroPython (run by tools/mpwasm/run.mjs):
+# Replay a golden sequence on kbit under MicroPython, on every MicroPython runtime
+# (tools/mpwasm/run.mjs, the unix port, the emulated Pico's tools/pico/run.mjs):
 #
-#   replay.py MODEL STEPS MEMOUT
+#   replay.py MODEL STEPS MEMOUT [TIMES]
 #
 # The model's type (byte 5 of the file) picks the learner: kbit.rkp.RKP or kbit.ckp.CKP; both
 # have the same learn / score / predict / count / memory / mistake.
@@ -10,14 +11,19 @@
 # proves that score/predict/learn allocate nothing (an allocation raises MemoryError).
 # Per step it prints "score pred mistake count"; after a mistake, and once at the end, it
 # appends the support-vector memory to MEMOUT (binary: far cheaper than printing it).
+# With TIMES, each step's clock ticks (kbit.compat: cycles on the emulated Pico, else
+# microseconds) go there, a line each, after a line "overhead N" (what the clock itself reads).
 import sys
 
 import micropython
 
+from kbit.compat import elapsed, overhead, ticks
 from kbit.ckp import CKP
 from kbit.rkp import RKP
 
 model_path, steps_path, mem_path = sys.argv[1:4]
+times = [] if len(sys.argv) > 4 else None
+t0 = dt = 0
 
 # the lock must really lock, or the replay would prove nothing (the global exists before the
 # lock: adding a name to the module's dict under the lock may need to grow it)
@@ -57,6 +63,7 @@ with open(mem_path, "wb") as out:
                 u[j] = int(f[k + j])
             lock()
             try:
+                t0 = ticks()
                 if learn:
                     s = m.learn(u, y)
                     mistake = m.mistake
@@ -65,9 +72,15 @@ with open(mem_path, "wb") as out:
                     s = m.score(u)
                     p = m.predict(u)
                     mistake = False
+                dt = elapsed(t0)
             finally:
                 unlock()
+            if times is not None:
+                times.append(dt)
             print(s, p, 1 if mistake else 0, m.count)
             if mistake:
                 out.write(m.memory)
     out.write(m.memory)
+if times is not None:
+    with open(sys.argv[4], "w") as f:
+        f.write("overhead %d\n%s\n" % (overhead(), "\n".join(map(str, times))))
