@@ -2,6 +2,7 @@
 predictors' and the class learners' replays on device/kbit (CPython, MicroPython) and on the C
 runtime built for the host. Each adapter's replay_predictor / replay_classes calls these.
 """
+import io
 import os
 import subprocess
 import tempfile
@@ -50,26 +51,52 @@ def kbit_predictor(model, inputs):
     return out
 
 
-def mp_predictor(runtime, model, inputs):
-    """device/kbit on a MicroPython (runtime.run): a predictor's rows."""
+def mp_script(runtime, script, model, steps_text, mem=False):
+    """Run a replay script of tools/replay on a MicroPython runtime (runtime.run): the model
+    file and the steps go in as /model.kb and /steps.txt; returns (stdout, the bytes the script
+    wrote to /mem.bin or None). With runtime.timing set, the script also times each step and
+    runtime.times becomes (the clock's own overhead, [ticks per step]) in kbit.compat's unit."""
     miss = runtime.missing()
     if miss:
         raise RuntimeFailure("%s: missing %s" % (runtime.name, miss))
+    timing = getattr(runtime, "timing", False)
     with tempfile.TemporaryDirectory(prefix="kbit-mp-") as tmp:
-        mpath, spath = os.path.join(tmp, "model.kb"), os.path.join(tmp, "steps.txt")
-        with open(mpath, "wb") as f:
+        names = ["model.kb", "steps.txt"] + (["mem.bin"] if mem else []) + (
+            ["times.txt"] if timing else [])
+        paths = {k: os.path.join(tmp, k) for k in names}
+        with open(paths["model.kb"], "wb") as f:
             f.write(bytes(model))
-        with open(spath, "w") as f:
-            for u in inputs:
-                f.write("P %s\n" % " ".join(map(str, u)))
+        with open(paths["steps.txt"], "w") as f:
+            f.write(steps_text)
+        outs = [("/" + k, paths[k]) for k in names[2:]]
         try:
-            p = runtime.run([MPREDICT, "/model.kb", "/steps.txt"],
-                    files=[("/model.kb", mpath), ("/steps.txt", spath)], mpy=runtime.mpy)
+            p = runtime.run([script, "/model.kb", "/steps.txt"] + [fs for fs, _ in outs],
+                            files=[("/model.kb", paths["model.kb"]),
+                                   ("/steps.txt", paths["steps.txt"])],
+                            outs=outs, mpy=runtime.mpy)
         except subprocess.TimeoutExpired as e:
             raise RuntimeFailure("%s: timed out after %ds" % (runtime.name, e.timeout)) from None
         if p.returncode != 0:
             raise RuntimeFailure("%s: %s" % (runtime.name, error_text(p.stderr)))
-    rows = [tuple(int(x) for x in line.split()) for line in p.stdout.splitlines() if line]
+        out = {}
+        for k in names[2:]:
+            if not os.path.exists(paths[k]):
+                raise RuntimeFailure("%s: the replay wrote no %s" % (runtime.name, k))
+            with open(paths[k], "rb") as f:
+                out[k] = f.read()
+    if timing:
+        lines = out["times.txt"].decode().split()
+        if len(lines) < 2 or lines[0] != "overhead":
+            raise RuntimeFailure("%s: unreadable step times" % runtime.name)
+        runtime.times = (int(lines[1]), [int(x) for x in lines[2:]])
+    return p.stdout, out.get("mem.bin")
+
+
+def mp_predictor(runtime, model, inputs):
+    """device/kbit on a MicroPython (runtime.run): a predictor's rows."""
+    stdout, _ = mp_script(runtime, MPREDICT, model,
+                          "".join("P %s\n" % " ".join(map(str, u)) for u in inputs))
+    rows = [tuple(int(x) for x in line.split()) for line in stdout.splitlines() if line]
     if len(rows) != len(inputs):
         raise RuntimeFailure("%s: %d result lines for %d steps" % (runtime.name, len(rows),
                                                                    len(inputs)))
@@ -162,26 +189,10 @@ def parse_rows(text, nsteps, mem, name):
 
 def mp_classes(runtime, model, steps):
     """device/kbit on a MicroPython (runtime.run): an assoc replay."""
-    miss = runtime.missing()
-    if miss:
-        raise RuntimeFailure("%s: missing %s" % (runtime.name, miss))
-    with tempfile.TemporaryDirectory(prefix="kbit-mp-") as tmp:
-        paths = {k: os.path.join(tmp, k) for k in ("model.kb", "steps.txt", "mem.bin")}
-        with open(paths["model.kb"], "wb") as f:
-            f.write(bytes(model))
-        with open(paths["steps.txt"], "w") as f:
-            write_class_steps(f, steps)
-        try:
-            p = runtime.run([MPASSOC, "/model.kb", "/steps.txt", "/mem.bin"],
-                    files=[("/model.kb", paths["model.kb"]), ("/steps.txt", paths["steps.txt"])],
-                    outs=[("/mem.bin", paths["mem.bin"])], mpy=runtime.mpy)
-        except subprocess.TimeoutExpired as e:
-            raise RuntimeFailure("%s: timed out after %ds" % (runtime.name, e.timeout)) from None
-        if p.returncode != 0:
-            raise RuntimeFailure("%s: %s" % (runtime.name, error_text(p.stderr)))
-        with open(paths["mem.bin"], "rb") as f:
-            mem = f.read()
-    return parse_rows(p.stdout, len(steps), mem, runtime.name)
+    f = io.StringIO()
+    write_class_steps(f, steps)
+    stdout, mem = mp_script(runtime, MPASSOC, model, f.getvalue(), mem=True)
+    return parse_rows(stdout, len(steps), mem, runtime.name)
 
 
 def c_classes(model, steps):

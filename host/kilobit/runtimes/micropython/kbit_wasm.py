@@ -4,14 +4,13 @@ One node process per replay: tools/mpwasm/run.mjs copies device/kbit (as .py, or
 by mpy-cross when `mpy=True`) into the MicroPython filesystem and runs tools/replay/replay.py,
 which runs every step under micropython.heap_lock().
 """
-import os
-import subprocess
-import tempfile
+import io
 
 from kilobit.runtimes import kinds
 from kilobit.runtimes.base import Runtime, RuntimeFailure
 from kilobit.runtimes.micropython.mpwasm import (MP_MODULE, MPWASM, NPM_PACKAGE, REPLAY, RUNNER,  # noqa: F401
                                      error_text, missing_wasm, mpy_cross, node, run)
+
 
 def write_steps(f, steps):
     for op, y, codes in steps:
@@ -24,6 +23,10 @@ def write_steps(f, steps):
 class MicroPythonRuntime(Runtime):
     name = "kbit-micropython"
     mpy = False  # True: import kbit as .mpy files built by mpy-cross
+    #: True: each replay also times its steps; .times is then (clock overhead, [ticks per step])
+    #: in kbit.compat's unit (cycles on the emulated Pico, else microseconds)
+    timing = False
+    times = None
 
     def __init__(self, mpy=None):
         if mpy is not None:
@@ -48,27 +51,10 @@ class MicroPythonRuntime(Runtime):
         return kinds.mp_classes(self, model, steps)
 
     def replay_learner(self, model, steps):
-        miss = self.missing()
-        if miss:
-            raise RuntimeFailure("%s: missing %s" % (self.name, miss))
-        with tempfile.TemporaryDirectory(prefix="kbit-mp-") as tmp:
-            paths = {k: os.path.join(tmp, k) for k in ("model.kb", "steps.txt", "mem.bin")}
-            with open(paths["model.kb"], "wb") as f:
-                f.write(bytes(model))
-            with open(paths["steps.txt"], "w") as f:
-                write_steps(f, steps)
-            try:
-                p = self.run([REPLAY, "/model.kb", "/steps.txt", "/mem.bin"],
-                        files=[("/model.kb", paths["model.kb"]),
-                               ("/steps.txt", paths["steps.txt"])],
-                        outs=[("/mem.bin", paths["mem.bin"])], mpy=self.mpy)
-            except subprocess.TimeoutExpired as e:
-                raise RuntimeFailure("%s: timed out after %ds" % (self.name, e.timeout)) from None
-            if p.returncode != 0:
-                raise RuntimeFailure("%s: %s" % (self.name, error_text(p.stderr)))
-            with open(paths["mem.bin"], "rb") as f:
-                mem = f.read()
-        return parse(p.stdout, mem, len(steps), self.name)
+        f = io.StringIO()
+        write_steps(f, steps)
+        stdout, mem = kinds.mp_script(self, REPLAY, model, f.getvalue(), mem=True)
+        return parse(stdout, mem, len(steps), self.name)
 
 
 def parse(stdout, mem, nsteps, name="kbit-micropython"):
