@@ -51,6 +51,11 @@ if [ ! -f "$MPY_CORE/py/mpconfig.h" ]; then
   rm -rf "$tmp"
 fi
 
+# The Pico test firmware (tools/pico: MicroPython 1.23's core on kilobit's minimal RP2040 port,
+# run by rp2040js); make rebuilds only what changed.
+echo "setup: building the Pico test firmware (make -C tools/pico)"
+make -s -C tools/pico -j2 >/dev/null
+
 # Shuttle (the CKP paper's data) as the R package mlbench ships it: the Debian package is only
 # unpacked under build/data (no R); kilobit.data.rdata reads the .rda file.
 MLBENCH=build/data/r-cran-mlbench/usr/lib/R/site-library/mlbench/data/Shuttle.rda

