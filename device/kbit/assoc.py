@@ -15,6 +15,11 @@ later one (up to 1 + (k~-1)*P in all) one subspace of the next rows (contract 9.
 `predict` and `learn` allocate nothing (every intermediate is a small int below 2^30) and lock
 the heap themselves where the port has micropython.heap_lock; argument checks run before the
 lock so that their errors stay readable.
+
+Native kernel: where the native module _kb_assoc.mpy for this port is installed beside this
+file, `predict` and `learn` run firmware_c's kb_assoc.h instead of the bytecode below, with the
+same results (kbit.compat.native); `m.native` says which runs (NATIVE_WHY why not),
+`use_native(False)` switches back. Values that are not an array("b") take the bytecode anyway.
 """
 from .compat import const, lock as _lock, unlock as _unlock
 
@@ -62,6 +67,8 @@ def check(approach, bits, P, d, cap, kt, R, nc, state):
 class Assoc:
     """A binary associative memory learner (product random sampling, R output neurons per
     class). approach: 0 I-I, 1 N-I, 2 N-O (anchors fixed: they come from the host's file)."""
+
+    native = False  # True while predict/learn run the native kernel (use_native)
 
     def __init__(self, approach, bits, P, d, cap, kt, R=1, state=1, nc=0):
         err = check(approach, bits, P, d, cap, kt, R, nc, state)
@@ -368,3 +375,35 @@ class Assoc:
 def load(src):
     """Assoc.load(src)."""
     return Assoc.load(src)
+
+
+# --- the native kernel: kb_assoc.h as kbit/_kb_assoc.mpy (kbit.compat.native) ---
+from .compat import NATIVE_STATUS as _STATUS, native as _native  # noqa: E402
+
+_nat = _native("assoc")
+NATIVE_WHY = _STATUS["assoc"]  # None when native, else why not
+_predict_b = Assoc._predict
+_learn_b = Assoc._learn
+
+
+def _predict_n(self, u):
+    r = _nat.run(self, u, -1)
+    return _predict_b(self, u) if r is None else r
+
+
+def _learn_n(self, u, y):
+    r = _nat.run(self, u, y)
+    return _learn_b(self, u, y) if r is None else r
+
+
+def use_native(on=True):
+    """Run Assoc's predict and learn in the native module (when it loaded) or in bytecode;
+    returns whether they are native now."""
+    on = bool(on and _nat)
+    Assoc.native = on
+    Assoc._predict = _predict_n if on else _predict_b
+    Assoc._learn = _learn_n if on else _learn_b
+    return on
+
+
+use_native()

@@ -12,6 +12,14 @@ RAM does not grow with the input dimension: the projection keeps d accumulators 
 prediction uses P (d), the dot products of one node (1 + 2L) and the scores (L). The weights stay
 in the model's payload buffer. `update` and `predict` allocate nothing and lock the heap while
 they run (where the port has micropython.heap_lock).
+
+Native kernel: where the native module _kb_bonsai.mpy for this port is installed beside this
+file, `update`, `reset` and `predict` run firmware_c's kb_bonsai.h instead of the bytecode, with
+the same results and fields (kbit.compat.native); its state (kb_bonsai_t: the accumulators, the
+parsed offsets) lives in the model's bytearray `_ctx`. `m.native` says which runs (NATIVE_WHY
+why not); `use_native(False)` switches back (between inputs, not in the middle of one). The
+native kernel keeps 1 + 2L dot products on the C stack, so it takes at most 64 classes: a model
+with more runs the bytecode (its `native` is False).
 """
 from .compat import const
 
@@ -25,6 +33,7 @@ from .proj import check as _check_proj
 # the head: wbits in_bits dims(u16) proj (kbit.proj), then depth classes tanh_bits
 DEPTH_MAX = const(6)
 TANH_BITS_MAX = const(14)
+_ERR_LIMIT = const(9)  # kb_err_t's KB_ERR_LIMIT (firmware_c/kb_file.h): see use_native
 
 
 def check(wbits, in_bits, dims, proj, depth, classes, tanh_bits):
@@ -44,6 +53,7 @@ def check(wbits, in_bits, dims, proj, depth, classes, tanh_bits):
 class Bonsai(Model):
     """predict(): the class (binary: 1 if the score is > 0, else 0; multi-class: the first
     highest score); it sets P, leaf and scores."""
+    native = False  # True while update/reset/predict run the native kernel (use_native)
     NAME = "bonsai"
     TYPE = kbfile.TYPE_BONSAI
 
@@ -102,6 +112,14 @@ class Bonsai(Model):
             prev = b
         if prev > tlen:
             raise ValueError("bad node offsets")
+        if _nat:  # the native kernel's state, made whether or not it runs now (use_native)
+            self._ctx = bytearray(_nat.size())
+            err = _nat.init(self)
+            if err == _ERR_LIMIT:  # more classes than the native kernel holds: bytecode
+                self._ctx = None
+                self.native = False
+            elif err:
+                raise ValueError("the native kernel refused the payload (error %d)" % err)
 
     def _off(self, k):
         """Start of node k's block in the tree data (k == N: its end)."""
@@ -173,3 +191,46 @@ class Bonsai(Model):
 def load(src):
     """Bonsai.load(src)."""
     return Bonsai.load(src)
+
+
+# --- the native kernel: kb_bonsai.h as kbit/_kb_bonsai.mpy (kbit.compat.native) ---
+from .compat import NATIVE_STATUS as _STATUS, native as _native  # noqa: E402
+
+_nat = _native("bonsai")
+NATIVE_WHY = _STATUS["bonsai"]  # None when native, else why not
+_update_b = Bonsai.update
+_reset_b = Bonsai.reset
+_predict_b = Bonsai._predict
+
+
+def _update_n(self, j, c):
+    if not self.native:  # this model runs bytecode (see _ERR_LIMIT)
+        return _update_b(self, j, c)
+    if _nat.update(self, j, c):
+        raise ValueError("feature %d, code %d: indices increase, codes in 0..%d"
+                         % (j, c, self.proj.top))
+
+
+def _reset_n(self):
+    if self.native:
+        _nat.reset(self)
+    else:
+        _reset_b(self)
+
+
+def _predict_n(self):
+    return _nat.predict(self) if self.native else _predict_b(self)
+
+
+def use_native(on=True):
+    """Run Bonsai's update, reset and predict in the native module (when it loaded) or in
+    bytecode; returns whether they are native now. Switch between inputs."""
+    on = bool(on and _nat)
+    Bonsai.native = on
+    Bonsai.update = _update_n if on else _update_b
+    Bonsai.reset = _reset_n if on else _reset_b
+    Bonsai._predict = _predict_n if on else _predict_b
+    return on
+
+
+use_native()

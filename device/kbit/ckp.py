@@ -17,6 +17,11 @@ for this L, M and A (6.5) against ||w||^2 * C, kept in `norm` with the weights o
 `score`, `predict` and `learn` allocate nothing: every intermediate is a small int and the only
 buffer they use, the centres of a replaced support vector, is made with the model. Like
 kbit.rkp they lock the heap themselves where the port has micropython.heap_lock.
+
+Native kernel: where the native module _kb_ckp.mpy for this port is installed beside this file,
+`score` and `learn` run firmware_c's kb_ckp.h instead of the bytecode below, with the same
+results (kbit.compat.native); `m.native` says which runs (NATIVE_WHY why not), `use_native(False)`
+switches back. Codes that are not a buffer of bytes (a list, say) take the bytecode either way.
 """
 from .compat import const, lock as _lock, unlock as _unlock
 
@@ -101,6 +106,8 @@ def _put(mem, pos, n, v):
 class CKP:
     """A Compressed Kernel Perceptron learner: parameters, tables, generator, norm, memory."""
 
+    native = False  # True while score/learn run the native kernel (use_native)
+
     def __init__(self, bits, dims, L, width, C, table, qstart, qshift, q, state=1, count=0,
                  norm=0):
         """An empty learner. table: the power table P; qstart, qshift and q (one byte per
@@ -126,7 +133,9 @@ class CKP:
         self.norm = norm  # ||w||^2 * C
         self.mistake = False
         self.memory = bytearray(mem_bytes(L))
-        self._c = array("H", bytes(2 * dims))  # centres of a replaced support vector
+        # centres of a replaced support vector (the first M entries); the native kernel's
+        # scratch, kb_ckp_t's 2M centres, on the native path (kbit.compat.native)
+        self._c = array("H", bytes(4 * dims))
         self._set_count(count)
 
     def _set_count(self, n):
@@ -262,12 +271,12 @@ class CKP:
         return d
 
     def _dist_c(self, c, pos, b):
-        """The same from centres c (an array of M ints)."""
+        """The same from centres c (an array of at least M ints: the first M)."""
         mem = self.memory
         sh = self.bits - b
         d = 0
-        for t in c:
-            t -= (2 * _get(mem, pos, b) + 1) << sh
+        for j in range(self.dims):
+            t = c[j] - ((2 * _get(mem, pos, b) + 1) << sh)
             d += t * t
             pos += b
         return d
@@ -534,3 +543,35 @@ class CKP:
 def load(src):
     """CKP.load(src)."""
     return CKP.load(src)
+
+
+# --- the native kernel: kb_ckp.h as kbit/_kb_ckp.mpy (kbit.compat.native) ---
+from .compat import NATIVE_STATUS as _STATUS, native as _native  # noqa: E402
+
+_nat = _native("ckp")
+NATIVE_WHY = _STATUS["ckp"]  # None when native, else why not
+_score_b = CKP._score
+_learn_b = CKP._learn
+
+
+def _score_n(self, u):
+    s = _nat.run(self, u, -1)
+    return _score_b(self, u) if s is None else s
+
+
+def _learn_n(self, u, y):
+    s = _nat.run(self, u, y)
+    return _learn_b(self, u, y) if s is None else s
+
+
+def use_native(on=True):
+    """Run CKP's score and learn in the native module (when it loaded) or in bytecode; returns
+    whether they are native now."""
+    on = bool(on and _nat)
+    CKP.native = on
+    CKP._score = _score_n if on else _score_b
+    CKP._learn = _learn_n if on else _learn_b
+    return on
+
+
+use_native()

@@ -4,6 +4,32 @@
 keeps the folding; CPython gets the identity function. `lock`/`unlock`: `micropython.heap_lock`
 and `heap_unlock` where the port has them (not CPython, not CircuitPython), else no-ops. The hot
 paths of every model lock the heap around themselves: see docs/toolchain-notes.md for why.
+
+`native(name)`: kbit's native kernels, firmware_c's C code as MicroPython native modules
+(issue 20). Each model module (kbit.rkp, kbit.ckp, kbit.bonsai, kbit.protonn, kbit.assoc) runs
+its hot path -- learn/score/predict, update -- in the native module `_kb_<name>.mpy` when one
+for this port's architecture is installed beside kbit's modules, and in its own bytecode
+otherwise: the same API, the same model files, the same bits (every golden file is replayed
+both ways).
+
+    /lib/kbit/_kb_rkp.mpy  _kb_ckp.mpy  _kb_bonsai.mpy  _kb_protonn.mpy  _kb_assoc.mpy
+
+built by firmware_c/natmod (`make -C firmware_c/natmod`, output build/natmod/<arch>/) for the
+board's architecture (armv6m: RP2040; x64: the unix port); deploy copies the matching ones.
+
+Which path runs, and why:
+    m.native                    True when this model's class runs the native kernel
+    kbit.rkp.NATIVE_WHY         None when native, else the reason (one line)
+    kbit.compat.NATIVE_STATUS   {"rkp": None or the reason, ...}, every model module imported
+    kbit.rkp.use_native(False)  switch a model type to bytecode (True: back to native when the
+                                module is there); returns whether it is native now
+    kbit.compat.NATIVE = False  before importing the model modules: bytecode everywhere (tests)
+
+A module that is there but unusable -- built for another architecture, another .mpy version, a
+truncated or corrupt copy, a build for another kbit -- is refused with one printed line and the
+bytecode runs. It is checked before MicroPython sees it: MicroPython's loader hangs or crashes
+on a truncated native module, so every module carries a trailer (b"KBNT", its length, its
+CRC-32; firmware_c/natmod/seal.py) that must match.
 """
 try:
     from micropython import const
@@ -64,3 +90,102 @@ def overhead():
         if dt < best:
             best = dt
     return best
+
+
+NATIVE = True  # False before importing the model modules: bytecode only
+NATIVE_ABI = 1  # the interface of the native modules (firmware_c/natmod/kbn.h, KBN_ABI)
+NATIVE_STATUS = {}
+
+# sys.implementation._mpy >> 10: the native architecture of a port (py/persistentcode.h)
+_ARCHS = (None, "x86", "x64", "armv6", "armv6m", "armv7m", "armv7em", "armv7emsp", "armv7emdp",
+          "xtensa", "xtensawin", "rv32imc", "rv64imc")
+
+
+def _arch(code):
+    return _ARCHS[code] if code < len(_ARCHS) else "native arch %d" % code
+
+
+def _check(path):
+    """None when the file at path is a sealed native module this port can load, else why not.
+    OSError when it cannot be read (no file). The file is read whole (a few KiB, once)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    size = len(data)
+    if size < 16 or data[0] != 0x4D:  # b"M"
+        return "not a .mpy file"
+    tail = data[size - 12:]
+    n = size - 12  # what the trailer must say, compared in 16-bit halves (small ints)
+    if tail[:4] != b"KBNT" or (tail[4] | tail[5] << 8) != n & 0xFFFF or \
+            (tail[6] | tail[7] << 8) != n >> 16:
+        return "truncated or not sealed by firmware_c/natmod (%d bytes)" % size
+    try:
+        import sys
+        mpy = sys.implementation._mpy
+    except AttributeError:  # a port that does not say: its import decides
+        mpy = None
+    arch = data[2] >> 2  # 0: bytecode, which every port loads (its sub-version is 0)
+    if mpy is not None:
+        if data[1] != mpy & 0xFF or (arch and data[2] & 3 != (mpy >> 8) & 3):
+            return ".mpy version %d.%d, this port loads %d.%d" % (
+                data[1], data[2] & 3, mpy & 0xFF, (mpy >> 8) & 3)
+        if arch and arch != mpy >> 10:
+            if not mpy >> 10:
+                return "built for %s; this port runs no native code" % _arch(arch)
+            return "built for %s, this port is %s" % (_arch(arch), _arch(mpy >> 10))
+    body = memoryview(data)[:n]
+    try:
+        from binascii import crc32
+        v = crc32(body)  # compared in 16-bit halves: no long int needed
+        ok = ((v & 0xFFFF) == (tail[8] | tail[9] << 8)
+              and (v >> 16 & 0xFFFF) == (tail[10] | tail[11] << 8))
+    except (ImportError, OverflowError):  # no binascii.crc32, or no long ints: kbit's own CRC
+        from .kbfile import Crc32
+        c = Crc32()
+        c.update(body)
+        ok = c.matches(tail[8:])
+    return None if ok else "corrupt (CRC mismatch)"
+
+
+def _dir():
+    """kbit's folder, where its native modules are installed ("" when unknown: frozen)."""
+    try:
+        f = __file__
+    except NameError:
+        return ""
+    i = f.rfind("/")
+    return f[:i + 1] if i >= 0 else ""
+
+
+def native(name):
+    """The native module of model `name` (kbit._kb_<name>) when it is usable here, else None;
+    the reason in NATIVE_STATUS[name] (None when native)."""
+    import sys
+    mod = why = None
+    quiet = True  # no module at all is the normal case: no message
+    if not NATIVE:
+        why = "native modules switched off (kbit.compat.NATIVE = False)"
+    elif sys.implementation.name != "micropython":
+        why = "%s runs no native modules" % sys.implementation.name
+    else:
+        path = "%s_kb_%s.mpy" % (_dir(), name)
+        try:
+            why = _check(path)
+            quiet = False
+        except OSError:
+            why = "no native module %s" % path
+        if why is None:
+            pkg = __name__[:__name__.rfind(".")] if "." in __name__ else "kbit"
+            try:
+                mod = __import__("%s._kb_%s" % (pkg, name), None, None, ("ABI",))
+            except (ImportError, ValueError) as e:  # ValueError: incompatible .mpy arch/file
+                why = "refused by MicroPython (%s: %s)" % (type(e).__name__, e)
+            else:
+                if getattr(mod, "ABI", None) != NATIVE_ABI:
+                    why = "a build for another kbit (ABI %r, this kbit's %d)" % (
+                        getattr(mod, "ABI", None), NATIVE_ABI)
+                    mod = None
+        if why is not None and not quiet:
+            why = "%s: %s" % (path, why)
+            print("kbit.%s: native module refused, running bytecode: %s" % (name, why))
+    NATIVE_STATUS[name] = why
+    return mod

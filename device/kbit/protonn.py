@@ -12,6 +12,13 @@ RAM does not grow with the input dimension: the projection keeps d accumulators 
 prediction keeps P (d), D and k (m each) and the scores (L). Prototypes and labels are read
 from the payload buffer with one forward cursor each. `update` and `predict` allocate nothing
 and lock the heap while they run (where the port has micropython.heap_lock).
+
+Native kernel: where the native module _kb_protonn.mpy for this port is installed beside this
+file, `update`, `reset` and `predict` run firmware_c's kb_protonn.h instead of the bytecode,
+with the same results and fields (kbit.compat.native); its state (kb_protonn_t: the
+accumulators, the parsed pointers) lives in the model's bytearray `_ctx`. `m.native` says which
+runs (NATIVE_WHY why not); `use_native(False)` switches back (between inputs, not in the middle
+of one).
 """
 from .compat import const
 
@@ -94,6 +101,7 @@ class _Cursor:
 class ProtoNN(Model):
     """predict(): binary 1 if the score is > 0; multi-class the first highest score;
     multilabel the mask of the positive scores. It sets P, D, k and scores."""
+    native = False  # True while update/reset/predict run the native kernel (use_native)
     NAME = "protonn"
     TYPE = kbfile.TYPE_PROTONN
 
@@ -177,6 +185,10 @@ class ProtoNN(Model):
             self.D[j] = 0
         for l in range(L):
             self.scores[l] = 0
+        if _nat:  # the native kernel's state, made whether or not it runs now (use_native)
+            self._ctx = bytearray(_nat.size())
+            if _nat.init(self):
+                raise ValueError("the native kernel refused the payload")
 
     @classmethod
     def _payload(cls, r):
@@ -258,3 +270,41 @@ def _more(r, buf, n, what):
 def load(src):
     """ProtoNN.load(src)."""
     return ProtoNN.load(src)
+
+
+# --- the native kernel: kb_protonn.h as kbit/_kb_protonn.mpy (kbit.compat.native) ---
+from .compat import NATIVE_STATUS as _STATUS, native as _native  # noqa: E402
+
+_nat = _native("protonn")
+NATIVE_WHY = _STATUS["protonn"]  # None when native, else why not
+_update_b = ProtoNN.update
+_reset_b = ProtoNN.reset
+_predict_b = ProtoNN._predict
+
+
+def _update_n(self, j, c):
+    if _nat.update(self, j, c):
+        raise ValueError("feature %d, code %d: indices increase, codes in 0..%d"
+                         % (j, c, self.proj.top))
+
+
+def _reset_n(self):
+    _nat.reset(self)
+
+
+def _predict_n(self):
+    return _nat.predict(self)
+
+
+def use_native(on=True):
+    """Run ProtoNN's update, reset and predict in the native module (when it loaded) or in
+    bytecode; returns whether they are native now. Switch between inputs."""
+    on = bool(on and _nat)
+    ProtoNN.native = on
+    ProtoNN.update = _update_n if on else _update_b
+    ProtoNN.reset = _reset_n if on else _reset_b
+    ProtoNN._predict = _predict_n if on else _predict_b
+    return on
+
+
+use_native()

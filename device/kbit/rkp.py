@@ -20,6 +20,11 @@ distance seen so far and restarts the sum when a nearer vector comes; the vector
 last restart are then read again (about 1.5 passes in all when the order is random). A vector
 is given up as soon as its partial distance shows that its weight is 0. Weights of the 32
 smallest offsets are precomputed (32 bytes); larger offsets use the log method on the table.
+
+Native kernel: where the native module _kb_rkp.mpy for this port is installed beside this file,
+`score` and `learn` run firmware_c's kb_rkp.h instead of the bytecode below, with the same
+results (kbit.compat.native); `m.native` says which runs (NATIVE_WHY why not), `use_native(False)`
+switches back. Codes that are not a buffer of bytes (a list, say) take the bytecode either way.
 """
 from .compat import const, lock as _lock, unlock as _unlock
 
@@ -78,6 +83,8 @@ def check(kernel, bits, dims, budget, width, C, state, count):
 
 class RKP:
     """A Random Kernel Perceptron learner: parameters, weight table, generator, memory."""
+
+    native = False  # True while score/learn run the native kernel (use_native)
 
     def __init__(self, kernel, bits, dims, budget, width, C, table, state=1, count=0):
         """An empty learner. kernel: "laplace"/"rbf" (or LAPLACE/RBF); table: the power table
@@ -409,3 +416,35 @@ class RKP:
 def load(src):
     """RKP.load(src)."""
     return RKP.load(src)
+
+
+# --- the native kernel: kb_rkp.h as kbit/_kb_rkp.mpy (kbit.compat.native) ---
+from .compat import NATIVE_STATUS as _STATUS, native as _native  # noqa: E402
+
+_nat = _native("rkp")
+NATIVE_WHY = _STATUS["rkp"]  # None when native, else why not
+_score_b = RKP._score
+_learn_b = RKP._learn
+
+
+def _score_n(self, u):
+    s = _nat.run(self, u, -1)
+    return _score_b(self, u) if s is None else s
+
+
+def _learn_n(self, u, y):
+    s = _nat.run(self, u, y)
+    return _learn_b(self, u, y) if s is None else s
+
+
+def use_native(on=True):
+    """Run RKP's score and learn in the native module (when it loaded) or in bytecode; returns
+    whether they are native now."""
+    on = bool(on and _nat)
+    RKP.native = on
+    RKP._score = _score_n if on else _score_b
+    RKP._learn = _learn_n if on else _learn_b
+    return on
+
+
+use_native()
