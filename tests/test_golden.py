@@ -10,6 +10,7 @@ from kilobit import golden
 from kilobit.runtimes import catalog as rt
 from kilobit.runtimes.base import Runtime
 from kilobit.cli import DEFAULT_RUNTIMES, main
+from kilobit.models import registry
 from kilobit.models.rkp.model import RKPInt
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -29,6 +30,10 @@ def test_golden_file_agrees(path, runtime):
     doc = golden.load(path)
     mismatch = golden.compare(doc, runtime, golden.replay_doc(doc, r))
     assert mismatch is None, str(mismatch)
+    if runtime == "kbit-unix":  # deployed as on a board: the native kernels run
+        assert r.path == "native" or r.path.endswith("beyond the native kernel"), r.path
+    elif runtime == "kbit-unix-bytecode":
+        assert r.path.startswith("bytecode: no native module"), r.path
 
 
 @pytest.mark.parametrize("params", golden.golden_set(), ids=golden.golden_name)
@@ -115,3 +120,34 @@ def test_cli_make_writes_a_file_the_checker_accepts(tmp_path):
                  "--width", "-2", "--dims", "5", "--steps", "50", "--seed", "4",
                  "-o", path]) == 0
     assert golden.check(path, ["host"], log=lambda *a: None) == []
+
+
+def _one_per_model_type():
+    """The shortest golden file of each model type (the emulated Pico runs ~60M cycles/s)."""
+    best = {}
+    for path in FILES:
+        doc = golden.load(path)
+        t = doc.get("model", "rkp")
+        if t not in best or len(doc["steps"]) < best[t][0]:
+            best[t] = (len(doc["steps"]), path)
+    return [p for _, p in sorted(best.values(), key=lambda v: v[1])]
+
+
+@pytest.mark.parametrize("runtime", ["rp2040-sim", "rp2040-sim-bytecode"])
+@pytest.mark.parametrize("path", _one_per_model_type(), ids=os.path.basename)
+def test_golden_file_agrees_on_the_emulated_pico(path, runtime):
+    """kbit as armv6m .mpy on the emulated RP2040 (MicroPython 1.23's core on kilobit's own
+    port), every step under heap_lock, through the armv6m native modules and through the
+    bytecode; every model type in CI, the whole set by
+    `kilobit golden check tests/golden/*.json --runtime rp2040-sim --runtime rp2040-sim-bytecode`."""
+    r = rt.get(runtime)
+    need(r.missing())
+    doc = golden.load(path)
+    mismatch = golden.compare(doc, runtime, golden.replay_doc(doc, r))
+    assert mismatch is None, str(mismatch)
+    assert r.path == "native" if runtime == "rp2040-sim" else r.path.startswith("bytecode: ")
+
+
+def test_one_golden_file_per_model_type_on_the_pico():
+    assert {golden.load(p).get("model", "rkp") for p in _one_per_model_type()} == {
+        s.name for s in registry.REGISTRY}

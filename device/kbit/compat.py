@@ -189,3 +189,10 @@ def native(name):
             print("kbit.%s: native module refused, running bytecode: %s" % (name, why))
     NATIVE_STATUS[name] = why
     return mod
+
+
+def path(m, name):
+    """Which path model `m` (of type `name`) runs: "native", or "bytecode: why"."""
+    if getattr(m, "native", False):
+        return "native"
+    return "bytecode: %s" % (NATIVE_STATUS.get(name) or "this model is beyond the native kernel")

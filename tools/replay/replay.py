@@ -11,13 +11,14 @@
 # proves that score/predict/learn allocate nothing (an allocation raises MemoryError).
 # Per step it prints "score pred mistake count"; after a mistake, and once at the end, it
 # appends the support-vector memory to MEMOUT (binary: far cheaper than printing it).
+# The first line printed says which path runs: "path native" or "path bytecode: why".
 # With TIMES, each step's clock ticks (kbit.compat: cycles on the emulated Pico, else
 # microseconds) go there, a line each, after a line "overhead N" (what the clock itself reads).
 import sys
 
 import micropython
 
-from kbit.compat import elapsed, overhead, ticks
+from kbit.compat import elapsed, overhead, path, ticks
 from kbit.ckp import CKP
 from kbit.rkp import RKP
 
@@ -43,6 +44,7 @@ with open(model_path, "rb") as f:
 Model = CKP if len(head) == 6 and head[5] == 2 else RKP
 with open(model_path, "rb") as f:
     m = Model.load(f)
+print("path", path(m, "ckp" if Model is CKP else "rkp"))
 u = bytearray(m.dims)
 M = m.dims
 lock = micropython.heap_lock

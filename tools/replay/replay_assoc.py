@@ -8,13 +8,14 @@
 # so a replay also proves that predict/learn allocate nothing (an allocation raises MemoryError).
 # Per step it prints "pred count classes anchors learnt"; after a learning step, and once at the
 # end, it appends the memory (labels, na, anchors, connections) to MEMOUT, in binary.
+# The first line printed says which path runs: "path native" or "path bytecode: why".
 # With TIMES, each step's clock ticks go there as in replay.py (kilobit bench rp2040).
 import sys
 from array import array
 
 import micropython
 
-from kbit.compat import elapsed, overhead, ticks
+from kbit.compat import elapsed, overhead, path, ticks
 from kbit.assoc import Assoc
 
 model_path, steps_path, mem_path = sys.argv[1:4]
@@ -35,6 +36,7 @@ if not locked:
 
 with open(model_path, "rb") as f:
     m = Assoc.load(f)
+print("path", path(m, "assoc"))
 T = m.T
 u = array("b", bytes(T))
 lock = micropython.heap_lock

@@ -8,12 +8,13 @@
 # predict allocate nothing (an allocation raises MemoryError). Per step it prints the golden
 # fields: Bonsai P[0..d-1], leaf, scores[0..L-1], prediction; ProtoNN P, D[0..m-1], k[0..m-1],
 # scores, prediction (the registry's kbit_fields, kilobit.models.<name>).
+# The first line printed says which path runs: "path native" or "path bytecode: why".
 # With TIMES, each step's clock ticks go there as in replay.py (kilobit bench rp2040).
 import sys
 
 import micropython
 
-from kbit.compat import elapsed, overhead, ticks
+from kbit.compat import elapsed, overhead, path, ticks
 from kbit.bonsai import Bonsai
 from kbit.protonn import ProtoNN
 
@@ -35,6 +36,7 @@ with open(model_path, "rb") as f:
     mtype = f.read(6)[5]
 with open(model_path, "rb") as f:
     m = (ProtoNN if mtype == 4 else Bonsai).load(f)
+print("path", path(m, "protonn" if mtype == 4 else "bonsai"))
 fields = [m.P, m.D, m.k, m.scores] if mtype == 4 else [m.P, m.leaf, m.scores]
 D = m.dims
 u = bytearray(D)

@@ -11,6 +11,7 @@ from kilobit.core.paths import REPO
 from kilobit.models import registry
 from kilobit.runtimes.base import RuntimeFailure
 from kilobit.runtimes.c.build import BUILD, build
+from kilobit.runtimes.micropython import natmod
 from kilobit.runtimes.micropython.mpwasm import error_text
 
 #: the replay scripts device/kbit runs on every MicroPython runtime (tools/replay)
@@ -55,7 +56,10 @@ def mp_script(runtime, script, model, steps_text, mem=False):
     """Run a replay script of tools/replay on a MicroPython runtime (runtime.run): the model
     file and the steps go in as /model.kb and /steps.txt; returns (stdout, the bytes the script
     wrote to /mem.bin or None). With runtime.timing set, the script also times each step and
-    runtime.times becomes (the clock's own overhead, [ticks per step]) in kbit.compat's unit."""
+    runtime.times becomes (the clock's own overhead, [ticks per step]) in kbit.compat's unit.
+    With runtime.natmod_arch set, kbit's native modules of that architecture go onto the board
+    beside it, as `kilobit deploy` puts them there. The script's first line says which path ran
+    ("path native" or "path bytecode: why"): it becomes runtime.path."""
     miss = runtime.missing()
     if miss:
         raise RuntimeFailure("%s: missing %s" % (runtime.name, miss))
@@ -70,9 +74,11 @@ def mp_script(runtime, script, model, steps_text, mem=False):
             f.write(steps_text)
         outs = [("/" + k, paths[k]) for k in names[2:]]
         try:
+            arch = getattr(runtime, "natmod_arch", None)
             p = runtime.run([script, "/model.kb", "/steps.txt"] + [fs for fs, _ in outs],
                             files=[("/model.kb", paths["model.kb"]),
-                                   ("/steps.txt", paths["steps.txt"])],
+                                   ("/steps.txt", paths["steps.txt"])]
+                            + (natmod.files(arch) if arch else []),
                             outs=outs, mpy=runtime.mpy)
         except subprocess.TimeoutExpired as e:
             raise RuntimeFailure("%s: timed out after %ds" % (runtime.name, e.timeout)) from None
@@ -84,12 +90,17 @@ def mp_script(runtime, script, model, steps_text, mem=False):
                 raise RuntimeFailure("%s: the replay wrote no %s" % (runtime.name, k))
             with open(paths[k], "rb") as f:
                 out[k] = f.read()
+    head, _, stdout = p.stdout.partition("\n")
+    if not head.startswith("path "):
+        raise RuntimeFailure("%s: the replay did not say which path ran (%r)" % (runtime.name,
+                                                                              head[:80]))
+    runtime.path = head[5:].strip()
     if timing:
         lines = out["times.txt"].decode().split()
         if len(lines) < 2 or lines[0] != "overhead":
             raise RuntimeFailure("%s: unreadable step times" % runtime.name)
         runtime.times = (int(lines[1]), [int(x) for x in lines[2:]])
-    return p.stdout, out.get("mem.bin")
+    return stdout, out.get("mem.bin")
 
 
 def mp_predictor(runtime, model, inputs):

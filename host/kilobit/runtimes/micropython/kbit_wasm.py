@@ -27,6 +27,10 @@ class MicroPythonRuntime(Runtime):
     #: in kbit.compat's unit (cycles on the emulated Pico, else microseconds)
     timing = False
     times = None
+    #: the architecture of kbit's native modules installed beside it (None: bytecode only), and
+    #: the path the last replay ran ("native" or "bytecode: why")
+    natmod_arch = None
+    path = None
 
     def __init__(self, mpy=None):
         if mpy is not None:

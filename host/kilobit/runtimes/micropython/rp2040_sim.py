@@ -18,6 +18,7 @@ import threading
 
 from kilobit.core.paths import REPO
 from kilobit.runtimes.base import RuntimeFailure
+from kilobit.runtimes.micropython import natmod
 from kilobit.runtimes.micropython.kbit_wasm import MicroPythonRuntime
 from kilobit.runtimes.micropython.mpwasm import mpy_cross, node
 
@@ -103,14 +104,24 @@ def run(script_args, files=(), outs=(), mpy=True, heapsize=None, timeout=900, pk
 
 
 class RP2040SimRuntime(MicroPythonRuntime):
-    """kbit as armv6m .mpy on the emulated Pico: the replays of MicroPythonRuntime, run there."""
+    """kbit on the emulated Pico as `kilobit deploy` puts it on a Pico: armv6m .mpy files and
+    kbit's armv6m native modules (firmware_c/natmod), so the models with a native kernel run it.
+    rp2040-sim-bytecode: kbit alone. The replays are MicroPythonRuntime's, run there."""
     name = "rp2040-sim"
     mpy = True
+    natmod_arch = "armv6m"
     run = staticmethod(run)
 
-    def __init__(self, mpy=True):
-        MicroPythonRuntime.__init__(self, mpy)
-        self.name = "rp2040-sim"
+    def __init__(self, native=True):
+        MicroPythonRuntime.__init__(self, True)
+        if not native:
+            self.natmod_arch = None
+        self.name = "rp2040-sim" + ("" if native else "-bytecode")
 
     def missing(self):
-        return missing()
+        return missing() or (natmod.missing(self.natmod_arch) if self.natmod_arch else None)
+
+
+class RP2040SimBytecodeRuntime(RP2040SimRuntime):
+    def __init__(self):
+        RP2040SimRuntime.__init__(self, native=False)

@@ -1,0 +1,83 @@
+"""kbit's native modules (firmware_c/natmod): firmware_c's kernels as MicroPython dynamic native
+modules, one per model type, built with MicroPython 1.23's py/dynruntime.mk from the sdist that
+set-up unpacks under build/ (`make -C firmware_c/natmod`), for the architectures a runtime or a
+board here can load:
+
+    x64      the unix port (kbit-unix)
+    armv6m   the Pico, real or emulated (rp2040-sim; boards/rp2040.json)
+
+ESP32 (xtensawin) has none: no package registry here offers its compiler, so it runs bytecode.
+
+A board gets the build for its architecture at /lib/kbit/_kb_<model>.mpy, beside kbit's own
+files; kbit then runs that model's kernel natively (m.native) and otherwise bytecode.
+"""
+import os
+import subprocess
+import sys
+import threading
+
+from kilobit.core.paths import REPO
+from kilobit.runtimes.base import RuntimeFailure
+
+SOURCE = os.path.join(REPO, "firmware_c", "natmod")
+OUT = os.path.join(REPO, "build", "natmod")
+CORE = os.path.join(REPO, "build", "micropython-1.23")
+MODELS = ("rkp", "ckp", "bonsai", "protonn", "assoc")
+#: the architectures built here, and what each needs beyond make and the sdist
+ARCHS = {"x64": "gcc", "armv6m": "arm-none-eabi-gcc"}
+
+_lock = threading.Lock()
+_built = {}
+
+
+def path(arch, model):
+    return os.path.join(OUT, arch, "_kb_%s.mpy" % model)
+
+
+def missing(arch):
+    """None when the native modules of `arch` can be built (or are) here, else what to install."""
+    import shutil
+    if arch not in ARCHS:
+        return "native modules for %s (built here: %s)" % (arch, ", ".join(ARCHS))
+    if all(os.path.exists(path(arch, m)) for m in MODELS):
+        return None
+    if not os.path.exists(os.path.join(CORE, "py", "dynruntime.mk")):
+        return ("MicroPython 1.23's core from PyPI's sdist mpy-cross-v6-3==1.1.1 under %s "
+                "(bash scripts/setup.sh)" % os.path.relpath(CORE, REPO))
+    if shutil.which(ARCHS[arch]) is None:
+        return "%s, to build the %s native modules" % (ARCHS[arch], arch)
+    try:
+        import elftools  # noqa: F401 (mpy_ld.py links with it)
+    except ImportError:
+        return "pyelftools (pip install pyelftools), to link native modules"
+    return None
+
+
+def build(arch):
+    """Make the native modules of `arch` (once per process; make decides what is stale) and
+    return {model: path}. Raises RuntimeFailure."""
+    with _lock:
+        if arch not in _built:
+            miss = missing(arch)
+            if miss and not all(os.path.exists(path(arch, m)) for m in MODELS):
+                _built[arch] = "native modules: missing %s" % miss
+            else:
+                try:
+                    r = subprocess.run(["make", "-s", "-C", SOURCE, "ARCHS=" + arch,
+                                        "PYTHON=" + sys.executable],
+                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                       universal_newlines=True)
+                    _built[arch] = None if r.returncode == 0 else (
+                        "make -C firmware_c/natmod ARCHS=%s failed:\n%s"
+                        % (arch, r.stdout.strip()[-3000:]))
+                except OSError as e:
+                    _built[arch] = "cannot run make: %s" % e
+        if _built[arch] is not None:
+            raise RuntimeFailure(_built[arch])
+    return {m: path(arch, m) for m in MODELS}
+
+
+def files(arch, where="/lib/kbit"):
+    """(board path, host path) of every native module of `arch`, built if needed: what a runner
+    copies onto a board beside kbit."""
+    return [("%s/_kb_%s.mpy" % (where, m), p) for m, p in sorted(build(arch).items())]
