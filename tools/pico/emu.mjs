@@ -175,8 +175,10 @@ class CycleClock {
 /**
  * A Pico running firmware.bin. bootmode 0: the REPL on UART0; 1: run the script in the run slot.
  * onStdout(bytes) gets UART0's output at the end of every slice, onStderr(bytes) KbEmu's.
+ * `firmware`: another image to boot (floor/run.mjs boots the bare-C programs).
  */
-export async function createPico({ bootmode = 0, onStdout, onStderr, onFlashWrite }) {
+export async function createPico({ bootmode = 0, onStdout, onStderr, onFlashWrite,
+  firmware = FIRMWARE }) {
   const { RP2040, BasePeripheral, ConsoleLogger, LogLevel } = await import("rp2040js");
 
   // The emulator's own register block (see the top of this file).
@@ -226,7 +228,7 @@ export async function createPico({ bootmode = 0, onStdout, onStderr, onFlashWrit
   mcu.logger = new ConsoleLogger(LogLevel.Warn, true);  // Info/Debug would go to stdout
   const kb = new KbEmu(mcu);
   mcu.peripherals[(0x40070000 >>> 14) << 2] = kb;
-  mcu.flash.set(fs.readFileSync(FIRMWARE), 0);
+  mcu.flash.set(fs.readFileSync(firmware), 0);
   const out = [];
   mcu.uart[0].onByte = (b) => out.push(b);
   const core = mcu.core;

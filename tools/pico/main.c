@@ -19,7 +19,7 @@
 #define KB_HEAP_BYTES (192 * 1024)
 static uint32_t kb_heap[KB_HEAP_BYTES / 4] __attribute__((aligned(16)));
 
-extern uint32_t _sidata, _sdata, _edata, _sbss, _ebss, _estack;
+extern uint32_t _ebss, _estack;
 
 // ---- registers ----
 #define UART0_DR    KB_REG(0x40034000u)
@@ -44,7 +44,7 @@ int kb_cooked = 1;
 static volatile uint8_t rx_ring[256];
 static volatile uint8_t rx_head, rx_tail;
 
-static void isr_uart0(void) {
+void kb_isr_uart0(void) {
     while (!(UART0_FR & (1u << 4))) {
         if ((uint8_t)(rx_head + 1) == rx_tail) {  // ring full: stop listening until it drains
             UART0_IMSC = 0;
@@ -60,7 +60,7 @@ static void isr_uart0(void) {
     }
 }
 
-static void isr_timer0(void) {
+void kb_isr_timer0(void) {
     TIMER_INTR = 1;  // the alarm only wakes mp_hal_delay_us from its WFI
 }
 
@@ -255,27 +255,7 @@ int main(void) {
     }
 }
 
-// ---- start-up: the vector table, the reset handler ----
-static void isr_unexpected(void) {
+// ---- start-up (startup.c: the vector table, the reset handler, the two handlers above) ----
+void kb_fault(void) {
     mp_hal_stdout_tx_str("\r\nFATAL: unexpected exception (hard fault?)\r\n");
-    KBEMU->exit = 4;
-    for (;;) {
-        __asm volatile ("wfi");
-    }
 }
-
-void kb_reset(void) {
-    memcpy(&_sdata, &_sidata, (char *)&_edata - (char *)&_sdata);
-    memset(&_sbss, 0, (char *)&_ebss - (char *)&_sbss);
-    main();
-}
-
-#pragma GCC diagnostic ignored "-Woverride-init"
-__attribute__((section(".vectors"), used))
-static void (*const kb_vectors[16 + 26])(void) = {
-    (void (*)(void))&_estack, kb_reset,
-    [2 ... 15] = isr_unexpected,
-    [16 ... 16 + 25] = isr_unexpected,
-    [16 + IRQ_TIMER0] = isr_timer0,
-    [16 + IRQ_UART0] = isr_uart0,
-};
