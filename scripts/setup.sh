@@ -1,24 +1,26 @@
 #!/usr/bin/env bash
-# Idempotent set-up for a fresh Debian machine: system toolchains (avr-gcc, simavr, clang), the
-# MicroPython WebAssembly build (npm), and a virtualenv with kilobit installed editable.
+# Idempotent set-up for a fresh Debian machine: system toolchains (avr-gcc, simavr, clang, the
+# Arduino AVR core and arduino-builder), the MicroPython WebAssembly build (npm), and a
+# virtualenv with kilobit installed editable.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
 need_apt=""
-for tool in avr-gcc simavr node npm gcc make clang arm-none-eabi-gcc; do
+for tool in avr-gcc simavr node npm gcc g++ make clang arm-none-eabi-gcc arduino-builder; do
   command -v "$tool" >/dev/null 2>&1 || need_apt=1
 done
 [ -f /usr/include/simavr/sim_avr.h ] || need_apt=1
 [ -f /usr/include/gelf.h ] || [ -f /usr/include/libelf.h ] || need_apt=1
+[ -f /usr/share/arduino/hardware/arduino/avr/platform.txt ] || need_apt=1
 if [ -n "$need_apt" ]; then
   echo "setup: installing system packages (avr-gcc, avr-libc, simavr, libsimavr-dev, libelf-dev," \
-    "clang for libFuzzer, gcc-arm-none-eabi for the Pico)"
+    "clang for libFuzzer, gcc-arm-none-eabi for the Pico, arduino-core-avr, arduino-builder)"
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-    gcc make gcc-avr avr-libc simavr libsimavr-dev libelf-dev pkg-config clang \
-    gcc-arm-none-eabi libnewlib-arm-none-eabi >/dev/null
+    gcc g++ make gcc-avr avr-libc simavr libsimavr-dev libelf-dev pkg-config clang \
+    gcc-arm-none-eabi libnewlib-arm-none-eabi arduino-core-avr arduino-builder >/dev/null
   command -v node >/dev/null 2>&1 || $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
 fi
 

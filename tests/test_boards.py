@@ -385,21 +385,40 @@ def test_examples_data_and_constants_are_what_they_say():
 def test_deploy_to_the_virtual_board_then_run_the_examples(vboard, banana):
     """The README's path on the virtual board with the real mpremote: deploy (mpy-cross armv6m,
     mip install, cp, verify.py replays a golden file on the board), then `mpremote run` of both
-    examples prints exactly what the host computes."""
-    p = kilobit("deploy", BANANA, "--board", "rp2040", "--port", vboard.port)
+    examples prints exactly what the host computes. The WebAssembly board runs no native code:
+    the armv6m native modules deploy puts beside kbit are refused in one line each, and the
+    bytecode runs."""
+    deploy_and_run_examples(vboard.port, banana, native=False)
+
+
+def deploy_and_run_examples(port, banana, native):
+    """Deploy build/banana.kb to the board on `port` as for a Pico, check what is on it and
+    which path kbit takes there, run both examples."""
+    from kilobit.runtimes.micropython import natmod
+    p = kilobit("deploy", BANANA, "--board", "rp2040", "--port", port)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "kbit verified: 400 steps of rkp-laplace-b4-t62-m2-a-6-s1.json bit for bit" in p.stdout
     assert "model banana.kb loaded: rkp, 2 inputs" in p.stdout
-    code, out, err = mpremote(vboard.port, "ls", ":lib/kbit")
+    code, out, err = mpremote(port, "ls", ":lib/kbit")
     listed = sorted(re.findall(r"(\S+\.mpy)", out))
-    assert code == 0 and listed == sorted(m[:-3] + ".mpy" for m in boards.package_modules())
-    code, out, err = mpremote(vboard.port, "exec", "import kbit.rkp; print(kbit.rkp.__file__)")
-    assert out.strip() == "/lib/kbit/rkp.mpy"  # the mpy-cross build, not sources
+    assert code == 0 and listed == sorted([m[:-3] + ".mpy" for m in boards.package_modules()]
+                                          + ["_kb_%s.mpy" % m for m in natmod.MODELS])
+    code, out, err = mpremote(port, "exec", "import kbit.rkp; print(kbit.rkp.__file__); "
+                                            "print(kbit.rkp.NATIVE_WHY)")
+    lines = out.strip().splitlines()
+    refused = [ln for ln in lines if "native module refused, running bytecode" in ln]
+    rest = [ln for ln in lines if ln not in refused]
+    assert rest[0] == "/lib/kbit/rkp.mpy", out + err  # the mpy-cross build, not sources
+    if native:
+        assert not refused and rest[1:] == ["None"], out
+    else:  # refused before MicroPython sees it, in one line, and the bytecode runs
+        assert len(refused) == 1 and "built for armv6m" in refused[0] \
+            and "built for armv6m" in rest[1], out
 
     want, _ = host_rkp_codes(banana)
-    code, out, err = mpremote(vboard.port, "run", "examples/rkp_codes.py")
+    code, out, err = mpremote(port, "run", "examples/rkp_codes.py")
     assert code == 0, err + out
-    assert out.splitlines() == want
+    assert [ln for ln in out.splitlines() if "native module refused" not in ln] == want
     # run again: it resumes from its checkpoint and goes on exactly as the host model that
     # learnt the stream once already
     m, _ = RKPInt.from_bytes(banana)
@@ -407,14 +426,16 @@ def test_deploy_to_the_virtual_board_then_run_the_examples(vboard, banana):
     for i in range(0, len(stream), 1 + m.dims):
         m.learn(list(stream[i + 1:i + 1 + m.dims]), stream[i])
     again, _ = host_rkp_codes(m.to_bytes())
-    code, out, err = mpremote(vboard.port, "run", "examples/rkp_codes.py")
+    code, out, err = mpremote(port, "run", "examples/rkp_codes.py")
     assert code == 0, err + out
-    assert out.splitlines() == ["resumed from banana-learnt.kb: 62 support vectors"] + again
+    assert [ln for ln in out.splitlines() if "native module refused" not in ln] == [
+        "resumed from banana-learnt.kb: 62 support vectors"] + again
 
-    code, out, err = mpremote(vboard.port, "cp", "examples/data/basicmotions_acc.bin", ":", "+",
+    code, out, err = mpremote(port, "cp", "examples/data/basicmotions_acc.bin", ":", "+",
                               "run", "examples/basicmotions_online.py")
     assert code == 0, err + out
-    lines = [ln for ln in out.splitlines() if not ln.startswith("cp ")]
+    lines = [ln for ln in out.splitlines() if not ln.startswith("cp ")
+             and "native module refused" not in ln]
     want = host_basicmotions()
     assert lines == want
     assert want[-1] == "prequential accuracy: 76/80"
@@ -695,10 +716,12 @@ def test_board_at_port_runtimes():
     from kilobit.cli import DEMO_RUNTIMES
     from kilobit.runtimes.boards.remote import AvrUartRuntime, MpremoteRuntime, attached
     assert "virtual-board" in DEMO_RUNTIMES and "uno-sim-uart" in DEMO_RUNTIMES
-    r = rt.get("rp2040@/dev/ttyACM0")
-    assert isinstance(r, MpremoteRuntime) and r.port == "/dev/ttyACM0"
-    r = rt.get("uno@/dev/ttyUSB0")
-    assert isinstance(r, AvrUartRuntime) and (r.board, r.port) == ("uno", "/dev/ttyUSB0")
+    r = rt.get("rp2040@/dev/null")  # a port that is a path must exist (issue 23)
+    assert isinstance(r, MpremoteRuntime) and r.port == "/dev/null"
+    r = rt.get("uno@socket://127.0.0.1:9")
+    assert isinstance(r, AvrUartRuntime) and (r.board, r.port) == ("uno", "socket://127.0.0.1:9")
+    with pytest.raises(KilobitError, match="no serial port /dev/nosuch"):
+        rt.get("rp2040@/dev/nosuch")
     names = attached(list(DEMO_RUNTIMES), "esp32", "/dev/ttyUSB0")
     assert "esp32@/dev/ttyUSB0" in names and "virtual-board" not in names
     names = attached(list(DEMO_RUNTIMES), "uno", "/dev/ttyACM0")
@@ -766,8 +789,10 @@ def test_avr_deploy_with_checkpoints(banana):
         n = sum(int(ln[1:3], 16) for ln in f if int(ln[7:9], 16) == 0)
     _, sizes = firmware.build(banana, "uno", checkpoint_every=1)
     assert n == sizes["flash"] and sizes["checkpoint"]["scheme"] == "slots"
-    tiny = deploy.plan_deploy(BANANA, boards.get("attiny2313"), None, checkpoint_every=1)
+    tiny = deploy.plan_deploy(BANANA, boards.get("attiny4313"), None, checkpoint_every=1)
     assert "unless the EESAVE fuse is programmed" in tiny[-1].note
+    with pytest.raises(KilobitError, match="does not fit attiny2313"):  # as its build would
+        deploy.plan_deploy(BANANA, boards.get("attiny2313"), None, checkpoint_every=1)
     with pytest.raises(KilobitError, match="--checkpoint-every is for AVR boards"):
         deploy.plan_deploy(BANANA, boards.get("rp2040"), "/dev/null", checkpoint_every=1)
 

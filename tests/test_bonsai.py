@@ -159,10 +159,10 @@ def test_cli_train_bonsai_16_bit_multiclass(tmp_path, capsys):
 
 @pytest.mark.parametrize("args,msg", [
     (["--budget-bytes", "50"], "does not even hold"),
-    (["--depth", "9"], "depth 9 not in 0..6"),
-    (["--proj", "0"], "proj 0 not in"),
-    (["--epochs", "1,2"], "--epochs wants three"),
-    (["--in-bits", "9"], "in_bits 9 not in 1..8"),
+    (["--depth", "9"], "argument --depth: 9 is out of range: 0 to 6"),
+    (["--proj", "0"], "argument --proj: 0 is out of range: 1 to"),
+    (["--epochs", "1,2"], "argument --epochs: wants three"),
+    (["--in-bits", "9"], "argument --in-bits: 9 is out of range: 1 to 8"),
     (["--data", "no-such-set"], "unknown data set"),
 ])
 def test_cli_train_bonsai_refuses_bad_input(tmp_path, capsys, args, msg):

@@ -292,6 +292,6 @@ def test_cli_train_eval_and_refusals(tmp_path, capsys):
     assert rc == 2 and not bad.exists() and "kilobit: error:" in err and "non-zero weights" \
         in err
     assert main(["train", "protonn", "--data", "digits", "--epochs", "4", "-o", str(bad)]) == 2
-    assert "--epochs wants two" in capsys.readouterr().err and not bad.exists()
+    assert "argument --epochs: wants two" in capsys.readouterr().err and not bad.exists()
     assert main(["eval", str(out), "--data", "pendigits-10"]) == 2
     assert "model expects 64 features" in capsys.readouterr().err

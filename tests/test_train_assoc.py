@@ -67,8 +67,8 @@ def test_the_file_runs_on_kbit_as_on_the_host(tmp_path):
 @pytest.mark.parametrize("args,message", [
     (["--data", "banana", "--P", 3], "--P 3 does not divide the 2 features"),
     (["--data", "pendigits-10", "--cap", 5], "--cap 5 is smaller than the 10 classes"),
-    (["--data", "pendigits-10", "--kt", 0], "anchors per class must be in 1..255"),
-    (["--data", "pendigits-10", "--bits", 9], "bits must be in 1..8"),
+    (["--data", "pendigits-10", "--kt", 0], "argument --kt: 0 is out of range: 1 to 255"),
+    (["--data", "pendigits-10", "--bits", 9], "argument --bits: 9 is out of range: 1 to 8"),
     (["--data", "no/such.csv"], "unknown data set"),
 ])
 def test_bad_training_input_is_a_clear_error_and_writes_nothing(args, message, tmp_path):

@@ -32,7 +32,7 @@
 #error "build with -include of a model header (kilobit.models.assoc.firmware.header)"
 #endif
 
-#include "../kb_assoc.h"
+#include "../kb_assoc_fw.h"
 #include "kb_uart.h"
 
 #define KB_OP_LEARN 'L'
@@ -40,7 +40,7 @@
 #define KB_OP_DUMP 'D'
 #define KB_OP_INFO 'I'
 #define KB_OP_STOP 'S'
-#define KB_T (KB_ASSOC_FW_P * KB_ASSOC_FW_D)
+#define KB_T KB_ASSOC_FW_T
 #define KB_LO (-(1 << (KB_ASSOC_FW_BITS - 1)))
 #define KB_HI ((1 << (KB_ASSOC_FW_BITS - 1)) - 1)
 
@@ -88,21 +88,7 @@ static void reply_step(uint8_t op, int16_t pred)
 
 int main(void)
 {
-    model.approach = KB_ASSOC_FW_APPROACH;
-    model.bits = KB_ASSOC_FW_BITS;
-    model.P = KB_ASSOC_FW_P;
-    model.d = KB_ASSOC_FW_D;
-    model.cap = KB_ASSOC_FW_CAP;
-    model.kt = KB_ASSOC_FW_KT;
-    model.R = KB_ASSOC_FW_R;
-    model.nc = KB_ASSOC_FW_NC;
-    model.rng = KB_ASSOC_FW_RNG;
-    model.labels = kb_mem;
-    model.nf = kb_mem + KB_ASSOC_FW_CAP;
-    model.anchors = (int8_t *)(kb_mem + 2 * KB_ASSOC_FW_CAP);
-    model.conn = kb_mem + 2 * KB_ASSOC_FW_CAP + (uint16_t)KB_ASSOC_FW_CAP * KB_ASSOC_FW_KT * KB_T;
-    model.near = near;
-    model.dist = dist;
+    kb_assoc_fw_setup(&model, kb_mem, near, dist);
     kb_uart_init();
     (void)KB_PERSIST_RESTORE();
     KB_DIRTY = 1;

@@ -40,6 +40,11 @@
  * and includes this after kb_uart.h, whether or not the build checkpoints: it then calls
  * KB_PERSIST_RESTORE() at reset and sends KB_LEARN_FLAGS(mistake) in a learn reply, which in a
  * build without checkpoints are exactly what the firmware did before checkpoints existed.
+ *
+ * A program of the user's own (kilobit export: firmware_c/kb_export.h) includes it without
+ * kb_uart.h and may define KB_PERSIST_BASE, the first EEPROM byte it may use (0 by default), so
+ * that two learners, or the program's own settings, each keep their own bytes; and
+ * KB_PERSIST_IRQ when it runs with interrupts enabled (an Arduino sketch: Serial, millis).
  */
 #ifndef KB_PERSIST_H
 #define KB_PERSIST_H
@@ -59,7 +64,11 @@
 
 #define KB_OP_CHECKPOINT 'C'
 
-#define KB_EE_BYTES (E2END + 1L)
+#ifndef KB_PERSIST_BASE
+#define KB_PERSIST_BASE 0
+#endif
+/* what the checkpoints may use: every address below is relative to KB_PERSIST_BASE */
+#define KB_EE_BYTES (E2END + 1L - (long)(KB_PERSIST_BASE))
 #define KB_STATE_BYTES (sizeof(KB_STATE_HEAD) + (KB_STATE_MEM_BYTES))
 #define KB_SLOT_BYTES (KB_STATE_BYTES + 4u)
 #define KB_BASE_BYTES (KB_STATE_BYTES + 3u)
@@ -99,12 +108,27 @@ static KB_NOINLINE uint8_t *kb_state_at(kb_ee_t i)
 }
 
 /* The EEPROM registers directly (avr-libc's eeprom_*_byte cost the ATtiny2313 24 B more). The
- * firmwares never enable interrupts, so nothing can come between EEMPE and EEPE. */
+ * firmwares never enable interrupts, so nothing can come between EEMPE and EEPE; a program that
+ * does (KB_PERSIST_IRQ) holds them off for those two writes only: EEPE must follow EEMPE within
+ * four cycles, and a 3.4 ms write must not stop its serial line. */
+#ifdef KB_PERSIST_IRQ
+#include <avr/interrupt.h>
+#define KB_EE_IRQ_OFF() const uint8_t kb_sreg = SREG; cli()
+#define KB_EE_IRQ_ON() SREG = kb_sreg
+#else
+#define KB_EE_IRQ_OFF()
+#define KB_EE_IRQ_ON()
+#endif
+
 static KB_NOINLINE uint8_t kb_ee_get(kb_ee_t a)
 {
     while (EECR & (1 << EEPE)) /* a write still under way */
         ;
+#if KB_PERSIST_BASE > 0
+    EEAR = (uint16_t)(a + (uint16_t)(KB_PERSIST_BASE));
+#else
     EEAR = a;
+#endif
     EECR |= (uint8_t)(1 << EERE);
     return EEDR;
 }
@@ -116,8 +140,12 @@ static KB_NOINLINE void kb_ee_put(kb_ee_t a, uint8_t v)
     if (kb_ee_get(a) == v)
         return;
     EEDR = v;
-    EECR = (uint8_t)(1 << EEMPE);
-    EECR |= (uint8_t)(1 << EEPE);
+    {
+        KB_EE_IRQ_OFF();
+        EECR = (uint8_t)(1 << EEMPE);
+        EECR |= (uint8_t)(1 << EEPE);
+        KB_EE_IRQ_ON();
+    }
 }
 
 /* 0xFF is "no copy": the sequence runs 0 .. 254 and the copy check is seq, then 0xFF - seq. */
@@ -339,6 +367,7 @@ static KB_NOINLINE uint8_t kb_persist_save(uint8_t *seq)
     return 0;
 }
 
+#ifdef KB_UART_H
 /* The reply to a checkpoint frame: result (0 written, 1 unchanged), seq. */
 static void kb_persist_frame(void)
 {
@@ -349,6 +378,7 @@ static void kb_persist_frame(void)
     kb_tx_crc(seq);
     kb_reply_end();
 }
+#endif
 
 /* After a learning step that changed the state: with KB_PERSIST_EVERY = N > 0, a checkpoint
  * after every N such steps. Returns the learn reply's flag bit 4 when one was written. */

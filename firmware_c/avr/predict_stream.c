@@ -30,28 +30,7 @@
 #define KB_FW_CHUNK 16
 #endif
 
-#if KB_FW_MODEL_TYPE == 3
-#include "../kb_bonsai.h"
-typedef kb_bonsai_t kb_fw_model_t;
-#define KB_FW_INIT(m) kb_bonsai_init((m), kb_fw_payload, KB_FW_PAYLOAD_LEN, 0)
-#define KB_FW_UPDATE_RUN(m, j, c, n) kb_bonsai_update_run((m), (j), (c), (n))
-#define KB_FW_PREDICT(m) kb_bonsai_predict(m)
-#define KB_FW_DIMS(m) ((m)->proj.dims)
-#define KB_FW_TOP(m) ((m)->proj.top)
-#define KB_FW_NEXT(m) ((m)->proj.next)
-#elif KB_FW_MODEL_TYPE == 4
-#define KB_PROTONN_NO_FIELDS /* D and k: 6 bytes a prototype; the reply leaves them out */
-#include "../kb_protonn.h"
-typedef kb_protonn_t kb_fw_model_t;
-#define KB_FW_INIT(m) kb_protonn_init((m), kb_fw_payload, KB_FW_PAYLOAD_LEN, 0)
-#define KB_FW_UPDATE_RUN(m, j, c, n) kb_protonn_update_run((m), (j), (c), (n))
-#define KB_FW_PREDICT(m) kb_protonn_predict(m)
-#define KB_FW_DIMS(m) ((m)->proj.dims)
-#define KB_FW_TOP(m) ((m)->proj.top)
-#define KB_FW_NEXT(m) ((m)->proj.next)
-#else
-#error "unknown KB_FW_MODEL_TYPE"
-#endif
+#include "../kb_predictor_fw.h"
 #include "../kb_crc32.h"
 
 #include "kb_uart.h" /* line, frames, CRC-8 and error replies (docs/uart-protocol.md) */

@@ -13,11 +13,14 @@
  *
  * --rx-mode interactive is for a live line (a pty, a socket): a byte is handed
  * over only when it is there, and the simulation never waits for one while
- * the firmware is busy. When the firmware has read every byte handed over
- * (counted at its data register) and has since polled its empty receiver 16
- * times in a row with its transmitter idle (UDRE set; the last poll in the
- * last 64 cycles) -- it has read the whole input, sent its reply and gone
- * back to waiting -- kb_sim waits for stdin (up to 50 ms at a time, then it
+ * the firmware is busy. A firmware that reads its receiver from an interrupt
+ * (an Arduino sketch's HardwareSerial) never polls it between bytes: every
+ * 4096 cycles, while the receiver has room, kb_sim hands over what stdin
+ * holds, and notices the end of stdin. When the firmware has read every byte
+ * handed over (counted at its data register) and has since polled its empty
+ * receiver 16 times in a row with its transmitter idle (UDRE set; the last
+ * poll in the last 64 cycles) -- it has read the whole input, sent its reply
+ * and gone back to waiting -- kb_sim waits for stdin (up to 50 ms at a time, then it
  * lets the chip run on). Replies therefore come out as soon as the chip has
  * sent them, whatever the host does next; cycle counts then depend on the
  * pacing of the input, and while waiting the simulated clock stands still.
@@ -144,6 +147,7 @@ static int starving;             /* interactive: polls of the empty receiver in 
 static struct avr_irq_t *irq_rx; /* UART0 input */
 static uint16_t ucsra_addr;      /* UART0 status register, 0 when unknown */
 static uint64_t last_xon;        /* cycle of the last xon */
+static uint64_t next_offer;      /* interactive: the cycle stdin is offered again */
 static uint64_t rx_read;         /* interactive: reads of the data register */
 static avr_io_read_t udr_read_next; /* simavr's own UDR read handler */
 static void *udr_read_param;
@@ -758,6 +762,14 @@ int main(int argc, char **argv)
 		}
 		if (stop_requested)
 			break;
+		if (opt_rx_interactive && rx_seen && !xoff && avr->cycle >= next_offer) {
+			next_offer = avr->cycle + 4096;
+			feed_available(0);
+			if (in_eof && in_pos == in_len && !drained && rx_read == rx_fed) {
+				drained = 1;
+				last_activity = avr->cycle;
+			}
+		}
 		if (opt_rx_interactive && starving >= 16 && !in_eof && rx_read == rx_fed &&
 		    avr->cycle - last_xon < 64 && (avr->data[ucsra_addr] & (1u << 5))) {
 			/* the firmware waits for input: wait for the host too */

@@ -18,6 +18,7 @@ PARAMS = dict(kernel="laplace", bits=4, budget=62, width=-6, C=255, seed=0)
 
 
 def run(runtime_names, output):
+    runtimes = [(name, rt.get(name)) for name in runtime_names]  # refused before any work
     split = data.load("banana", seed=0)
     scaler, Xtr, Xte = data.scale(split)
     fixed = RandomKernelPerceptron(fixed=True, **PARAMS).fit(Xtr, split.y_train)
@@ -39,8 +40,7 @@ def run(runtime_names, output):
           % len(steps))
     reference = None
     ok = True
-    for name in runtime_names:
-        runtime = rt.get(name)
+    for name, runtime in runtimes:
         missing = runtime.missing()
         if missing:
             print("   %-18s not available here: %s" % (name, missing))

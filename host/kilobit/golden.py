@@ -6,10 +6,14 @@ The file format is kilobit.core.goldenfile's; each model type makes its own case
     make_doc(params)          one case of the checked-in set (params["model"] picks the type)
     make_random(name, seed)   a case with parameters drawn from the seed
     make_set(directory)       the checked-in set, every model type
+    read(path)                a golden file checked whole, before any runtime starts
     check(path, runtimes)     replay one file on runtimes, bit for bit
 """
 import os
 
+import numpy as np
+
+from kilobit.core.errors import KilobitError
 from kilobit.runtimes import catalog as rt
 from kilobit.runtimes.base import RuntimeFailure
 from kilobit.core.goldenfile import (FIELDS, FORMAT, VERSION, Mismatch, compare, dump,  # noqa: F401
@@ -48,17 +52,54 @@ def make_random(name, seed, steps=None):
 
 
 def replay_doc(doc, runtime):
-    spec = registry.get(doc.get("model", "rkp"))
+    spec = registry.get(doc["model"])
     steps = spec.golden.doc_steps(doc)
     return runtime.replay(bytes.fromhex(doc["model_file"]), steps)
 
 
+def read(path):
+    """(doc, steps) of a golden file checked whole: its format (kilobit.core.goldenfile.load),
+    its model file (valid, and of the type its "model" key names), its steps (parsed by that
+    type, every input inside the model's range: codes 0 .. 2^B-1, values of B bits).
+    KilobitError naming the file and what is wrong."""
+    doc = load(path)
+
+    def bad(what):
+        return KilobitError("golden file %s: %s" % (path, what))
+
+    if doc["model"] not in registry.NAMES:
+        raise bad("unknown model %r (known: %s)" % (doc["model"], ", ".join(registry.NAMES)))
+    spec = registry.get(doc["model"])
+    blob = bytes.fromhex(doc["model_file"])
+    try:
+        m, _ = registry.of_file(blob).load(blob)
+    except (KilobitError, ValueError) as e:
+        raise bad("model_file: %s" % e) from None
+    if registry.of_file(blob) is not spec:
+        raise bad("model_file is a %s model, its model key says %s"
+                  % (registry.of_file(blob).name, spec.name))
+    try:
+        steps = spec.golden.doc_steps(doc)
+    except (KilobitError, ValueError, KeyError, TypeError, IndexError) as e:
+        raise bad("its steps do not parse as %s steps: %s" % (spec.name, e)) from None
+    lo, hi = (int(spec.inputs(m, np.full((1, 1), v))[0, 0]) for v in (0.0, 1.0))
+    for i, (_, _, codes) in enumerate(steps):
+        out = [c for c in codes if not lo <= c <= hi]
+        if out:
+            raise bad("step %d: input %d is outside the model's %d .. %d" % (i, out[0], lo, hi))
+    return doc, steps
+
+
+def runtimes(names):
+    """The runtimes of names (a BOARD@PORT's port checked), KilobitError for an unknown one."""
+    return [rt.get(name) for name in names]
+
+
 def check(path, runtime_names, log=print):
     """Replay one golden file on each runtime. Return a list of failure texts (empty: all agree)."""
-    doc = load(path)
+    doc, _ = read(path)
     failures = []
-    for name in runtime_names:
-        runtime = rt.get(name)
+    for name, runtime in zip(runtime_names, runtimes(runtime_names)):
         missing = runtime.missing()
         if missing:
             failures.append("%s: not available here (%s)" % (name, missing))
@@ -72,7 +113,9 @@ def check(path, runtime_names, log=print):
             failures.append(str(bad))
             log("  %-18s DIFFERS  %s" % (name, bad))
         else:
-            log("  %-18s ok       %d steps bit for bit" % (name, len(doc["steps"])))
+            path = getattr(runtime, "path", None)  # the MicroPython runtimes say which ran
+            log("  %-18s ok       %d steps bit for bit%s" % (name, len(doc["steps"]),
+                                                        "; " + path if path else ""))
     return failures
 
 

@@ -1,7 +1,8 @@
 """Benchmarks: `kilobit bench NAME` writes docs/benchmarks/NAME.md.
 
 The pieces several reports share: the run's header lines (`run_lines`), the must-show table
-with its verdict (`must_show_lines`) and the atomic write of the report (`write_report`).
+with its verdict (`must_show_lines`), a section put into a page as it stands (`replace_section`)
+and the atomic write of the report (`write_report`).
 """
 import datetime
 import os
@@ -32,11 +33,25 @@ def must_show_lines(lines):
     return out
 
 
+def replace_section(text, lines):
+    """A report's text with the section that starts with lines[0] (a "## ..." heading; up to
+    the next one) replaced by lines, or, when it has none, inserted before its "## Verdict"
+    (else at its end)."""
+    page = text.rstrip("\n").split("\n")
+    heads = [i for i, ln in enumerate(page) if ln.startswith("## ")]
+    start = next((i for i in heads if page[i] == lines[0]), None)
+    if start is None:
+        start = end = next((i for i in heads if page[i] == "## Verdict"), len(page))
+    else:
+        end = next((i for i in heads if i > start), len(page))
+    gap = [""] if start and page[start - 1] else []
+    body = list(lines) + ([""] if lines[-1] and end < len(page) else [])
+    return "\n".join(page[:start] + gap + body + page[end:]) + "\n"
+
+
 def write_report(out, text):
-    """Write text to the file out (its folder made when missing) through a temporary file and
-    os.replace: an interrupted run never leaves a half-written report behind."""
+    """Write text to the file out (its folder made when missing) as every output is written
+    (kilobit.core.outfile): an interrupted run never leaves a half-written report behind."""
+    from kilobit.core import outfile
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
-    tmp = out + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, out)
+    outfile.write(out, text)

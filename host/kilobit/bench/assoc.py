@@ -38,6 +38,7 @@ from kilobit.bench import write_report
 from kilobit import data
 from kilobit.data import features as FE
 from kilobit.core.quant import MinMaxScaler
+from kilobit.core import outfile
 
 DATASETS = ("digits-10", "pendigits-10", "mnist-10", "basicmotions")
 BITS = 8
@@ -526,7 +527,8 @@ def _plots(out_dir, ci, ei):
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, PNG_CLASS), dpi=110)
+    with outfile.open(os.path.join(out_dir, PNG_CLASS), "wb") as f:
+        fig.savefig(f, format="png", dpi=110)
     plt.close(fig)
     fig, ax = plt.subplots(figsize=(6, 4))
     for name, r in ei.items():
@@ -542,7 +544,8 @@ def _plots(out_dir, ci, ei):
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, PNG_EXAMPLE), dpi=110)
+    with outfile.open(os.path.join(out_dir, PNG_EXAMPLE), "wb") as f:
+        fig.savefig(f, format="png", dpi=110)
     plt.close(fig)
     return None
 

@@ -31,6 +31,7 @@ from kilobit.runtimes.avr import protocol
 from kilobit.bench import write_report
 from kilobit.models.ckp.model import CKPFloat, CKPInt, quantize, width_milli
 from kilobit.core.errors import DataError, KilobitError
+from kilobit.core import options
 
 # name -> (M, A, n_train, n_test) of the paper's Table 2
 SETS = {"banana": (2, 0.1, 4300, 1000), "shuttle": (9, 0.1, 42603, 14167),
@@ -462,7 +463,7 @@ HELP = "the CKP paper's Table 3, integer against float, the ATtiny2313 build"
 
 def add_args(b):
     b.add_argument("-o", "--output", default="docs/benchmarks/ckp.md")
-    b.add_argument("--reps", type=int, default=10)
+    b.add_argument("--reps", type=options.integer(1, options.REPS_MAX), default=10)
     b.add_argument("--quick", action="store_true", help="a smoke run: 2 repetitions, 2 budgets")
     b.add_argument("--no-avr", action="store_true", help="skip the simulated AVR part")
 

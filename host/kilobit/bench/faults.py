@@ -11,7 +11,13 @@ issue 15, each with the command that re-runs it.
     (d) power cuts during a save: kbit's checkpoints (device/kbit/checkpoint.py) cut at every
         write on a filesystem stand-in, under CPython and on real MicroPython; the AVR learners'
         EEPROM checkpoints (firmware_c/avr/kb_persist.h) cut at every EEPROM byte write in
-        simavr (kilobit.runtimes.avr.powercut), and their EEPROM wear over a whole golden stream.
+        simavr (kilobit.runtimes.avr.powercut), and their EEPROM wear over a whole golden stream;
+    (e) kbit's checkpoints on littlefs (MicroPython's unix port, vfs.VfsLfs2) cut at every block
+        write and erase (kilobit.runtimes.micropython.littlefs, issue 23);
+    (f) bad inputs to the command line, per command (kilobit.bench.badinput, issue 23).
+
+`--only littlefs` (or bad-input) runs one of the last two alone and puts its section into the
+page as it stands, leaving the rest of it as its last full run wrote it.
 """
 import glob
 import json
@@ -21,7 +27,7 @@ import subprocess
 import tempfile
 import time
 
-from kilobit.bench import run_lines, write_report
+from kilobit.bench import replace_section, run_lines, write_report
 from kilobit.core.paths import REPO
 
 GOLDEN = os.path.join(REPO, "tests", "golden")
@@ -49,6 +55,15 @@ CUT_TARGETS = (("rkp-laplace-b4-t62-m2-a-6-s1.json", "attiny2313", 100, 1),
                ("ckp-*seed21-*", "uno", 60, 1),
                ("assoc-*seed54-*", "uno", 20, 1))
 CUT_VALUES = (None, 0xFF, 0x00)  # the cut byte: its old value, torn to 0xFF (erased), to 0x00
+#: (golden file pattern, saves): the learners whose kbit checkpoints are cut on littlefs, inline
+#: files (up to 256 B here) and files of their own blocks
+LITTLEFS_TARGETS = (("rkp-laplace-b4-t62-m2-a-6-s1.json", 500),
+                    ("rkp-laplace-b8-t200-m8-a4-s7.json", 500),
+                    ("ckp-*seed21-*", 500),
+                    ("assoc-*seed54-*", 500),
+                    ("assoc-*seed41-*", 500))
+#: the sections `--only` runs alone
+SECTIONS = ("littlefs", "bad-input")
 
 
 def _golden_model(pattern):
@@ -267,7 +282,107 @@ def checkpoints(progress=print):
     return rows
 
 
-def run(out="docs/benchmarks/faults.md", quick=False, progress=print):
+def littlefs_cuts(quick=False, progress=print):
+    """kilobit.runtimes.micropython.littlefs.run rows of LITTLEFS_TARGETS (quick: 10 saves)."""
+    from kilobit.runtimes.micropython import littlefs
+    rows = []
+    for pattern, saves in LITTLEFS_TARGETS:
+        path = sorted(glob.glob(os.path.join(GOLDEN, pattern)))[0]
+        saves = 10 if quick else saves
+        progress("littlefs: %s, %d saves" % (os.path.basename(path), saves))
+        if littlefs.missing():
+            rows.append({"model": os.path.basename(path), "error": littlefs.missing()})
+            continue
+        rows.append(littlefs.run(path, saves=saves))
+    return rows
+
+
+def littlefs_lines(rows):
+    from kilobit.runtimes.micropython import littlefs
+    L = ["## (e) kbit checkpoints on littlefs, cut at every block write and erase", "",
+         "MicroPython 1.29's unix port (PyPI) with `vfs.VfsLfs2` (littlefs v2 and MicroPython's "
+         "VFS glue, what the rp2 port mounts on its flash, here with the rp2 port's progsize "
+         "%d) on a block device written in MicroPython (tools/littlefs/powercut.py): %d blocks "
+         "of 4,096 bytes, NOR semantics (an erase sets 0xFF, a write only clears bits; *over "
+         "unerased*: bytes written where littlefs had not erased). kbit.checkpoint saves through "
+         "the built-in open and os.rename, as on a board. Each save starts from a fresh mount "
+         "(as after a reset) of the flash the previous save left; an uncut save counts its "
+         "block writes and erases, then for each of them the same save runs again with the power "
+         "cut as it starts (nothing lands) and torn (the first half of its bytes land), every "
+         "later operation failing. After each cut the flash is mounted again: the loader must "
+         "return the last complete checkpoint (the deployed model before the first) or the one "
+         "under way; from it the learner learns the next %d examples and saves, and a second "
+         "restart loads that checkpoint: the results and the state must be the host integer "
+         "reference's from the same state, bit for bit (kilobit.runtimes.micropython.littlefs). "
+         "A checkpoint every 4 examples of the golden file's learning steps (from its first "
+         "again when they run out; where 4 examples left the state as it was, the two "
+         "checkpoints are one and count as the last)." % (
+             littlefs.PROGSIZE, littlefs.BLOCKS, littlefs.CONT), "",
+         "| model (golden file) | file | saves | block writes + erases = cut points | of them "
+         "erases | cuts tried (before, torn) | recovered | to the last checkpoint | to the one "
+         "under way | over unerased | time |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+
+    def cells(r):
+        return (["%s `%s`" % (r["name"], r["model"]), "%d B" % r["file_bytes"]]
+                + ["%d" % r[k] for k in ("saves", "ops", "erases", "tried", "recovered", "last",
+                                         "under_way")]
+                + [str(r["violations"]), "%.0f s" % r["seconds"]])
+
+    L += result_rows(rows, 11, cells, lambda r: ["`%s`" % r["model"],
+                                                 "not run: missing %s" % r["error"]])
+    L += ["", "Re-run: `kilobit bench faults --only littlefs`. CI: tests/test_littlefs.py cuts ten "
+          "saves of the first rkp, the ckp and the larger assoc learner, and checks that the same "
+          "cuts catch a save that is not atomic (the file written in two opens, no NAME.new and "
+          "rename: some restarts find a truncated checkpoint).", ""]
+    return L
+
+
+def littlefs_ok(rows):
+    return all("error" not in r and r["tried"] and r["recovered"] == r["tried"]
+               and r["violations"] == 0 for r in rows)
+
+
+def bad_inputs(progress=print):
+    """Every case of kilobit.bench.badinput in a fresh process."""
+    from kilobit.bench import badinput
+    from kilobit.runtimes.avr import kb_sim
+    progress("bad inputs: %d command lines" % len(badinput.CASES))
+    with tempfile.TemporaryDirectory(prefix="kilobit-bad-input-") as tmp:
+        return badinput.run_all(badinput.in_fresh_process, tmp,
+                                needs=lambda name: kb_sim.missing(), progress=progress)
+
+
+def bad_input_lines(rows):
+    from kilobit.bench import badinput
+    return (["## (f) Bad inputs to the command line", "",
+             "Each command line of kilobit.bench.badinput.CASES (the inputs issue 23 found "
+             "mishandled among them), run in a fresh process in a scratch folder of the files it "
+             "names ({csv}: a small CSV, {model}: an rkp model file, {g_*}: golden files broken "
+             "one way each, {null}/{full}: nodes of /dev/null and /dev/full, {link}: a symlink, "
+             "...). *Handled cleanly*: exit status 2 with a last line `kilobit: error: ...` that "
+             "names the input, no traceback, the scratch folder as it was (nothing written, left "
+             "behind or replaced) and /dev/null, /dev/full still character devices; `-o` onto the "
+             "null device and through a symlink succeed (the symlink written through), and a "
+             "golden file whose replay differs keeps exit status 1.", ""]
+            + badinput.table(rows)
+            + ["", "Re-run: `kilobit bench faults --only bad-input`. CI: tests/test_bad_input.py "
+               "runs the same list in-process (a few in a fresh process).", ""])
+
+
+def result_rows(rows, ncols, cells, missing):
+    """Table rows of cut runs: cells(r) for each run, missing(r) (its first cells) for one that
+    could not start, then a run's first failures, each on a row of its own."""
+    out = []
+    for r in rows:
+        got = missing(r) if "error" in r else cells(r)
+        out.append("| " + " | ".join(got) + " |" + " |" * (ncols - len(got)))
+        out += ["| | **%s** |" % f + " |" * (ncols - 2) for f in r.get("failures", [])[:3]]
+    return out
+
+
+def run(out="docs/benchmarks/faults.md", quick=False, progress=print, only=()):
+    if only:
+        return run_only(out, only, quick, progress)
     t0 = time.time()
     cps = checkpoints(progress)
     fz = libfuzzer(200000 if quick else FUZZ_RUNS, progress)
@@ -275,6 +390,8 @@ def run(out="docs/benchmarks/faults.md", quick=False, progress=print):
     fr = frames(5000 if quick else FRAMES, progress)
     cuts = eeprom_cuts(quick, progress)
     wear = eeprom_wear(progress)
+    lfs = littlefs_cuts(quick, progress)
+    bad = bad_inputs(progress)
     L = ["# Faults: fuzzing and fault injection (issue 15)", "",
          "Generated by `kilobit bench faults%s`." % (" --quick" if quick else "")]
     L += run_lines(time.time() - t0)
@@ -349,17 +466,15 @@ def run(out="docs/benchmarks/faults.md", quick=False, progress=print):
           "state (kilobit.runtimes.avr.powercut).", "",
           "| chip | model (golden file) | scheme | steps | checkpoints | EEPROM writes = cut "
           "points | cuts tried | recovered | time |", "|---|---|---|---|---|---|---|---|---|"]
-    for r in cuts:
-        if "error" in r:
-            L.append("| %s | `%s` | not run: missing %s | | | | | | |"
-                     % (r["board"], r["model"], r["error"]))
-            continue
-        L.append("| %s | `%s`%s | %s | %d | %d | %d | %d | %d | %.0f s |" % (
-            r["board"], r["model"], " (every 0)" if r["every"] == 0 else "", r["scheme"],
-            r["steps"], r["checkpoints"], r["writes"], r["tried"], r["recovered"],
-            r["seconds"]))
-        for f in r["failures"][:3]:
-            L.append("| | **%s** | | | | | | | |" % f)
+
+    def cells(r):
+        return ([r["board"], "`%s`%s" % (r["model"], " (every 0)" if r["every"] == 0 else ""),
+                 r["scheme"]]
+                + ["%d" % r[k] for k in ("steps", "checkpoints", "writes", "tried", "recovered")]
+                + ["%.0f s" % r["seconds"]])
+
+    L += result_rows(cuts, 9, cells, lambda r: [r["board"], "`%s`" % r["model"],
+                                                "not run: missing %s" % r["error"]])
     L += ["", "Re-run one: `python -c \"from kilobit.runtimes import powercut; "
           "print(powercut.run('tests/golden/rkp-laplace-b4-t62-m2-a-6-s1.json', 'attiny2313', "
           "steps=100))\"`; CI cuts the first 4-12 steps of the same cases "
@@ -377,18 +492,51 @@ def run(out="docs/benchmarks/faults.md", quick=False, progress=print):
                 w["writes"], w["writes_per_example"], w["cell_max"], w["cell_max_addr"],
                 "{:,}".format(w["lifetime_examples"]) if w["lifetime_examples"] else "-"))
         L.append("")
+    L += littlefs_lines(lfs) + bad_input_lines(bad)
     ok = "error" not in fz and not fz["findings"] and not fz["status"] and not ps["bad"] and \
         not ps["cbad"] and all(r["right"] == r["frames"] and r["same"] and r["step_ok"]
                                and r.get("eeprom_same", True) for r in fr)
     cut_ok = all(rec == tried and tried for _, tried, rec, _ in cps)
     ee_ok = all("error" not in r and r["tried"] and r["recovered"] == r["tried"] for r in cuts)
     L += ["## Verdict", "", "Fuzzing and frame injection: %s. kbit checkpoints: %s. AVR EEPROM "
-          "checkpoints: %s." % ("no finding" if ok else "**findings, see above**",
-                               "every cut point recovered" if cut_ok else "**NOT all recovered**",
-                               "every cut point recovered (%d)" % sum(r["tried"] for r in cuts)
-                               if ee_ok else "**NOT all recovered**"), ""]
+          "checkpoints: %s. kbit checkpoints on littlefs: %s. Bad inputs: %s." % (
+              "no finding" if ok else "**findings, see above**",
+              "every cut point recovered" if cut_ok else "**NOT all recovered**",
+              "every cut point recovered (%d)" % sum(r["tried"] for r in cuts)
+              if ee_ok else "**NOT all recovered**",
+              "every cut recovered (%d)" % sum(r["tried"] for r in lfs) if littlefs_ok(lfs)
+              else "**NOT all recovered**",
+              "all %d handled cleanly" % len(bad) if all(p is None for _, p in bad)
+              else "**%d not handled cleanly**" % sum(p is not None for _, p in bad)), ""]
     write_report(out, "\n".join(L))
-    return dict(fuzz=fz, parsers=ps, frames=fr, checkpoints=cps, eeprom=cuts, wear=wear)
+    return dict(fuzz=fz, parsers=ps, frames=fr, checkpoints=cps, eeprom=cuts, wear=wear,
+                littlefs=lfs, bad_inputs=bad)
+
+
+def run_only(out, only, quick=False, progress=print):
+    """Run the sections `only` names alone and put them into the page at out as it stands (a
+    page of them alone when there is none yet); the rest keeps what its last full run wrote."""
+    t0 = time.time()
+    try:
+        with open(out, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        text = "# Faults: fuzzing and fault injection (issue 15)\n"
+    res = {}
+    for name in only:
+        if name == "littlefs":
+            res[name] = littlefs_cuts(quick, progress)
+            lines = littlefs_lines(res[name])
+        else:
+            res[name] = bad_inputs(progress)
+            lines = bad_input_lines(res[name])
+        lines[1:1] = ["", "This section alone: `kilobit bench faults --only %s%s`, %s, %.0f s "
+                      "(the page's header and verdict are its last full run's)."
+                      % (name, " --quick" if quick else "",
+                         time.strftime("%Y-%m-%d %H:%M"), time.time() - t0)]
+        text = replace_section(text, lines)
+    write_report(out, text)
+    return res
 
 
 # ---- `kilobit bench faults` (kilobit.cli finds every bench module by these three) ----
@@ -398,9 +546,11 @@ HELP = "fuzzing (libFuzzer, hypothesis) and mutated UART frames (issue 15)"
 def add_args(b):
     b.add_argument("-o", "--output", default="docs/benchmarks/faults.md")
     b.add_argument("--quick", action="store_true", help="a smoke run: short fuzzing, 5000 frames")
+    b.add_argument("--only", action="append", choices=SECTIONS, default=[],
+                   help="run this section alone and put it into the page (repeatable)")
 
 
 def main(a):
-    run(out=a.output, quick=a.quick)
+    run(out=a.output, quick=a.quick, only=a.only)
     print("wrote %s" % a.output)
     return 0

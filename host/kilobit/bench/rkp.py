@@ -27,6 +27,8 @@ import time
 import numpy as np
 
 from kilobit import data
+from kilobit.bench import write_report
+from kilobit.core import options
 from kilobit.core.errors import DataError, KilobitError
 from kilobit.core.quant import quantize
 from kilobit.models.rkp.model import RKPFloat, RKPInt, kernel_scale, mem_bytes, power_table, weights
@@ -599,9 +601,7 @@ def _write(out, command, shuffles, quick, tables, grids, grid_a, sweep, werr, ch
                      "PASS" if all(ok for _, ok in checks) else "FAIL"))
     head = ["## Summary", ""] + ["- %s: **%s**" % (w, v) for w, v in verdicts] + [""]
     L[at_summary:at_summary] = head
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    with open(out, "w", encoding="utf-8") as f:
-        f.write("\n".join(L))
+    write_report(out, "\n".join(L))
     summary["seconds"] = seconds
     return summary
 
@@ -616,7 +616,7 @@ HELP = "the RKP paper's experiments (Tables 3-5, Figures 2-4)"
 
 def add_args(b):
     b.add_argument("-o", "--output", default="docs/benchmarks/rkp.md")
-    b.add_argument("--shuffles", type=int, default=10)
+    b.add_argument("--shuffles", type=options.integer(1, options.REPS_MAX), default=10)
     b.add_argument("--quick", action="store_true", help="a smoke run: fewer shuffles and A values")
 
 

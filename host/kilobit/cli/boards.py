@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 
+from kilobit.core import options
 from kilobit.core.errors import KilobitError
 
 
@@ -21,7 +22,7 @@ def add_parsers(sub):
     p = sub.add_parser("fit", help="flash and RAM a model takes on a board, against its budget")
     p.add_argument("model")
     p.add_argument("--board", required=True)
-    p.add_argument("--checkpoint-every", type=int, metavar="N",
+    p.add_argument("--checkpoint-every", type=options.integer(0, 255), metavar="N",
                    help="an AVR learner that checkpoints its state to EEPROM every N learning "
                         "steps that changed it (0: on a checkpoint frame only): does a "
                         "crash-safe layout fit?")
@@ -37,7 +38,7 @@ def add_parsers(sub):
     p.add_argument("--programmer", help="avrdude programmer (default: the board file's)")
     p.add_argument("--golden", help="golden file the MicroPython board is verified with")
     p.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
-    p.add_argument("--checkpoint-every", type=int, metavar="N",
+    p.add_argument("--checkpoint-every", type=options.integer(0, 255), metavar="N",
                    help="AVR learners: checkpoint the learnt state to EEPROM every N learning "
                         "steps that changed it (0: on a checkpoint frame only)")
 
@@ -70,7 +71,7 @@ def add_parsers(sub):
                         "kilobit's minimal RP2040 port under rp2040js; UART REPL, files in a flash "
                         "file table, 192 KiB heap; not the official rp2 firmware). Default: "
                         "MicroPython 1.27 (WebAssembly)")
-    b.add_argument("--tcp", type=int, metavar="PORT",
+    b.add_argument("--tcp", type=options.integer(0, 65535), metavar="PORT",
                    help="serve socket://127.0.0.1:PORT instead of a pty (0: any free port)")
     b.add_argument("--link", help="also make PATH a symlink to the pty")
     b = bsub.add_parser("sim", help="run the AVR firmware on a simulated chip, its UART on a pty")
@@ -107,6 +108,9 @@ def cmd_deploy(a):
     from kilobit.runtimes import boards
     from kilobit.runtimes.boards import deploy
     b = boards.get(a.board)
+    if a.port and not a.dry_run and b["runtime"] != "c":  # avrdude also takes usb, ...
+        from kilobit.runtimes.boards.ports import check_port
+        check_port(a.port)
     steps = deploy.plan_deploy(a.model, b, a.port, a.runtime, a.programmer, a.golden,
                                a.checkpoint_every)
     deploy.execute(steps, dry_run=a.dry_run)
@@ -122,6 +126,8 @@ def cmd_run(a):
     steps = deploy.plan_run(a.script, boards.get(a.board), a.port, a.runtime)
     if a.dry_run:
         return deploy.execute(steps, dry_run=True)
+    from kilobit.runtimes.boards.ports import check_port
+    check_port(a.port)
     return subprocess.run(deploy.tool_argv(steps[0].argv)).returncode
 
 

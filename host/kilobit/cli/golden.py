@@ -75,7 +75,10 @@ def make(a):
             raise KilobitError("--data goes with --model FILE")
         spec = registry.get(a.type)
         p = spec.golden.random_params(a.seed, a.steps)
-        p.update(given(a, spec))
+        for name, v in given(a, spec).items():
+            if isinstance(p.get(name), int) and not isinstance(v, int):
+                raise KilobitError("--%s wants a whole number, got %r" % (name, v))
+            p[name] = v
         try:
             doc = spec.golden.make(**p)
         except (ValueError, TypeError) as e:

@@ -12,9 +12,10 @@
 Made by the models (kilobit.models.*.golden), read by every runtime (kilobit.golden.check).
 """
 import json
-import os
+import re
 import zlib
 
+from kilobit.core import outfile
 from kilobit.core.errors import KilobitError
 
 FORMAT = "kilobit-golden"
@@ -22,7 +23,7 @@ VERSION = 1
 
 
 def dump(doc, path):
-    """Write atomically, one step per line so diffs stay readable."""
+    """Write (kilobit.core.outfile: all or nothing), one step per line so diffs stay readable."""
     lines = ["{"]
     keys = list(doc)
     for i, k in enumerate(keys):
@@ -34,21 +35,66 @@ def dump(doc, path):
         else:
             lines.append("  %s: %s%s" % (json.dumps(k), json.dumps(v), comma))
     lines.append("}")
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    os.replace(tmp, path)
+    outfile.write(path, "\n".join(lines) + "\n")
 
 
 def load(path):
+    """The document of a golden file, refused (KilobitError naming the file and the key) unless
+    it follows the format above; what only the model type can check (the model file, the steps)
+    is kilobit.golden.read's."""
     try:
         with open(path) as f:
             doc = json.load(f)
     except (OSError, ValueError) as e:
         raise KilobitError("cannot read golden file %s: %s" % (path, e)) from None
-    if doc.get("format") != FORMAT or doc.get("version") != VERSION:
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != VERSION:
         raise KilobitError("%s is not a kilobit golden file (version %d)" % (path, VERSION))
+    problem = schema_problem(doc)
+    if problem:
+        raise KilobitError("golden file %s: %s" % (path, problem))
     return doc
+
+
+_HEX = re.compile(r"(?:[0-9a-fA-F]{2})*")
+
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def schema_problem(doc):
+    """What is wrong with a golden document's keys and their types, or None."""
+    for key, kind in (("model", str), ("params", dict), ("model_file", str), ("steps", list),
+                      ("expect", list)):
+        if key not in doc:
+            return "no %r key" % key
+        if not isinstance(doc[key], kind):
+            return "%r is a %s, not a %s" % (key, type(doc[key]).__name__, kind.__name__)
+    for key in ("model_file", "final_memory"):
+        v = doc.get(key)
+        if v is not None and not (isinstance(v, str) and _HEX.fullmatch(v)):
+            return "%r is not hex bytes" % key
+    if not doc["model_file"]:
+        return "'model_file' is empty"
+    fields = doc.get("fields", FIELDS)
+    if "fields" in doc and not (isinstance(fields, list) and fields
+                                and all(isinstance(f, str) for f in fields)):
+        return "'fields' is not a list of names"
+    steps, expect = doc["steps"], doc["expect"]
+    if not steps:
+        return "no steps (a golden file replays at least one)"
+    bad = next((i for i, t in enumerate(steps) if not isinstance(t, str)), None)
+    if bad is not None:
+        return "step %d is a %s, not a text line" % (bad, type(steps[bad]).__name__)
+    if len(expect) != len(steps):
+        return "%d steps but %d expect rows" % (len(steps), len(expect))
+    width = len(fields) + (doc.get("final_memory") is not None)
+    for i, row in enumerate(expect):
+        if not isinstance(row, list) or len(row) != width or not all(_is_int(v) for v in row):
+            return "expect row %d is not %d integers (%s%s)" % (
+                i, width, ", ".join(fields),
+                ", CRC-32 of the memory" if width > len(fields) else "")
+    return None
 
 
 class Mismatch:

@@ -50,16 +50,9 @@ def unpack(data):
 
 
 def write(path, data):
-    """Write atomically: a crash or error never leaves a half-written model behind."""
-    import os
-    tmp = "%s.tmp%d" % (path, os.getpid())
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    """Write a model file as every output is written (kilobit.core.outfile): all or nothing."""
+    from kilobit.core import outfile
+    outfile.write(path, bytes(data))
 
 
 def pack_scaler(scaler):

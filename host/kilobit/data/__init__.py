@@ -38,6 +38,8 @@ ROUND_DIGITS = (0, 3, 6, 8, 9)
 CHECKERBOARD_SEED = 2010  # the points are fixed; `seed` only shuffles them into train/test
 CHECKERBOARD_CELLS = 4
 CSV_TEST_FRACTION = 0.2
+#: the largest value a model file's scaler (min and max per feature, float32) holds
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 BANANA_CSV = os.path.join(_HERE, "datasets", "banana.csv")
@@ -208,6 +210,9 @@ def _number(cell, path, row, col, first=False):
     if not math.isfinite(v):
         raise DataError("%s: row %d, column %d: %s is not allowed (NaN or infinite)"
                         % (path, row, col, text))
+    if abs(v) > FLOAT32_MAX:
+        raise DataError("%s: row %d, column %d: %s is beyond a model file's float32 scaler "
+                        "(at most %.4g in size)" % (path, row, col, text, FLOAT32_MAX))
     return v
 
 

@@ -1,7 +1,7 @@
 """What the model types' command modules (kilobit.models.<name>.commands) share: the evaluation
 split of `kilobit eval`, the kernel perceptrons' evaluation, and for the host-trained predictors
-on the streamed projection (bonsai, protonn) the train arguments, the --epochs list, the split,
-the fit, the model file and the report lines.
+on the streamed projection (bonsai, protonn) the train arguments, the split, the fit, the model
+file and the report lines.
 
 A model's commands module has add_train_args(parser), train(args) and evaluate(args,
 model_bytes); kilobit.cli builds `kilobit train NAME` and `kilobit eval` from them. They take
@@ -10,33 +10,22 @@ argparse's namespace and print their report; they import nothing above the model
 import numpy as np
 
 from kilobit.core.errors import KilobitError
+from kilobit.core.options import integer, seed
 
 
 def add_size_args(t):
     """The train parser's --budget-bytes, --bits and --in-bits."""
-    t.add_argument("--budget-bytes", type=int, default=None,
+    t.add_argument("--budget-bytes", type=integer(1), default=None,
                    help="bytes the model may take on the device (default: no limit)")
     t.add_argument("--bits", type=int, choices=(8, 16), default=8, help="weight bits")
-    t.add_argument("--in-bits", type=int, default=8, help="input code bits B (1-8)")
+    t.add_argument("--in-bits", type=integer(1, 8), default=8, help="input code bits B (1-8)")
 
 
 def add_run_args(t):
     """The train parser's --seed, --quiet and -o/--output (its last arguments)."""
-    t.add_argument("--seed", type=int, default=0, help="split shuffle and initialisation seed")
+    t.add_argument("--seed", type=seed(), default=0, help="split shuffle and initialisation seed")
     t.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     t.add_argument("-o", "--output", required=True)
-
-
-def epochs(text, n, want, nonzero=False):
-    """The n comma-separated non-negative counts of --epochs (`want` shows the form in the
-    error); nonzero: their sum must be positive too."""
-    try:
-        ep = tuple(int(x) for x in text.split(","))
-    except ValueError:
-        ep = ()
-    if len(ep) != n or min(ep) < 0 or (nonzero and sum(ep) == 0):
-        raise KilobitError("--epochs wants %s, got %r" % (want, text))
-    return ep
 
 
 def load_split(a):

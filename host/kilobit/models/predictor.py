@@ -2,24 +2,29 @@
 firmware header (firmware_c/avr/predict_stream.c) and the reply of a predict frame.
 
 The header puts the model's device payload (the model file's payload without its host-only
-trailer, docs/contract.md sections 8.3 and 10.2) into flash as one array, picks the model type
-and sizes the RAM buffers to the model (KB_PROJ_DMAX = d, KB_BONSAI_LMAX or KB_PROTONN_LMAX =
-L); the weight width is fixed at compile time. A step is ("P", None, codes): the D codes of one
-input, streamed feature by feature, then a prediction.
+trailer, docs/contract.md sections 8.3 and 10.2) into flash as one array (PROGMEM on an AVR,
+const data elsewhere: `kilobit export` gives the same header to any C compiler), picks the model
+type and sizes the RAM buffers to the model (KB_PROJ_DMAX = d, KB_BONSAI_LMAX or
+KB_PROTONN_LMAX = L); the weight width is fixed at compile time. A step is ("P", None, codes):
+the D codes of one input, streamed feature by feature, then a prediction.
 """
 from kilobit.core.errors import KilobitError
 
 KIND = "predictor"
 SOURCE = "avr/predict_stream.c"
-DEPENDS = ("kb_bonsai.h", "kb_protonn.h", "kb_proj.h", "kb_smat.h", "kb_fixed.h", "kb_file.h",
-           "kb_crc32.h", "kb_rkp.h", "kb_rng.h")
+DEPENDS = ("kb_predictor_fw.h", "kb_bonsai.h", "kb_protonn.h", "kb_proj.h", "kb_smat.h",
+           "kb_fixed.h", "kb_file.h", "kb_crc32.h", "kb_rkp.h", "kb_rng.h")
 MCUS = ("atmega328p",)
+#: the runtime header a program of the user's own includes after header() (kilobit export)
+RUNTIME = "kb_predictor_fw.h"
 #: the most codes one update frame carries (docs/uart-protocol.md, "Predictor firmware")
 CHUNK = 16
 
 
-def header(name, type_id, int_class, model_bytes):
-    """The C header of a predictor model file (its type's name, type id and integer class)."""
+def header(name, type_id, int_class, model_bytes, frames=True):
+    """The C header of a predictor model file (its type's name, type id and integer class); its
+    frames take any model (`frames` is the other types' switch)."""
+    del frames
     m, _ = int_class.from_bytes(model_bytes)
     pl = m.payload()[:-1]
     body = ",".join(str(b) for b in pl)
@@ -34,9 +39,14 @@ def header(name, type_id, int_class, model_bytes):
         "#define KB_FW_CHUNK %d" % CHUNK,
         "#define KB_FLASH_PROGMEM",
         "#define KB_FW_PAYLOAD_LEN %du" % len(pl),
-        "#include <avr/pgmspace.h>",
         "#include <stdint.h>",
-        "static const uint8_t kb_fw_payload[KB_FW_PAYLOAD_LEN] PROGMEM = {%s};" % body,
+        "#ifdef __AVR__",
+        "#include <avr/pgmspace.h>",
+        "#define KB_FW_PROGMEM PROGMEM",
+        "#else",
+        "#define KB_FW_PROGMEM",
+        "#endif",
+        "static const uint8_t kb_fw_payload[KB_FW_PAYLOAD_LEN] KB_FW_PROGMEM = {%s};" % body,
         "#endif",
     ]
     return "\n".join(lines) + "\n"

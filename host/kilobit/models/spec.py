@@ -18,7 +18,8 @@ Every tool reads these fields instead of naming model types one by one:
     golden        its module of golden cases: GOLDEN_SET, make(**params), random_params(seed,
                   steps), from_model(model_bytes, split, steps); and parse_step/doc_steps
     firmware      its AVR firmware module: SOURCE, DEPENDS (paths under firmware_c/),
-                  header(model_bytes), optional EXTRA_SOURCES, MCUS, STACK_RESERVE
+                  header(model_bytes, frames=True) (frames=False: without the UART frames'
+                  limits, for `kilobit export`), optional EXTRA_SOURCES, MCUS, STACK_RESERVE
     commands      its command-line module: add_train_args(parser), train(args),
                   evaluate(args, model_bytes)
     kbit          "module:Class" of its device/kbit class

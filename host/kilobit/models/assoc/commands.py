@@ -16,6 +16,7 @@ them (`kilobit eval`, `golden make --model` and `stream` then take that CSV too)
 import numpy as np
 
 from kilobit.core.errors import KilobitError
+from kilobit.core.options import integer, seed
 
 #: the approaches a host-trained file can start from: N-O's anchors are drawn by the host in
 #: advance (the paper's non-incremental variant), which `train` does not do
@@ -28,13 +29,15 @@ def add_train_args(t):
     t.add_argument("--approach", choices=APPROACHES, default="I-I",
                    help="I-I: anchors and connections per class (default); N-I: anchors per "
                         "class, connections to every class")
-    t.add_argument("--P", type=int, default=1, help="subspaces P; must divide the features")
-    t.add_argument("--kt", type=int, default=10, help="anchors per class k~ (1: one-shot)")
-    t.add_argument("--R", type=int, default=1, help="output neurons per class R")
-    t.add_argument("--bits", type=int, default=8, help="bits of the int8 values B (1-8)")
-    t.add_argument("--cap", type=int, default=None,
+    t.add_argument("--P", type=integer(1, 255), default=1,
+                   help="subspaces P; must divide the features")
+    t.add_argument("--kt", type=integer(1, 255), default=10,
+                   help="anchors per class k~ (1: one-shot)")
+    t.add_argument("--R", type=integer(1, 255), default=1, help="output neurons per class R")
+    t.add_argument("--bits", type=integer(1, 8), default=8, help="bits of the int8 values B (1-8)")
+    t.add_argument("--cap", type=integer(1, 255), default=None,
                    help="class slots (default: the classes of the data)")
-    t.add_argument("--seed", type=int, default=0, help="split, learning order and generator")
+    t.add_argument("--seed", type=seed(), default=0, help="split, learning order and generator")
     t.add_argument("-o", "--output", required=True)
 
 

@@ -6,7 +6,9 @@ from kilobit.core.errors import KilobitError
 from kilobit.models.assoc.model import APPROACHES, AssocInt
 
 SOURCE = "avr/assoc_stream.c"
-DEPENDS = ("avr/kb_uart.h", "avr/kb_persist.h", "kb_assoc.h", "kb_rng.h")
+DEPENDS = ("avr/kb_uart.h", "avr/kb_persist.h", "kb_assoc_fw.h", "kb_assoc.h", "kb_rng.h")
+#: the runtime header a program of the user's own includes after header() (kilobit export)
+RUNTIME = "kb_assoc_fw.h"
 #: the MCUs the firmware targets: the Uno's (its memory needs the 2 KB of RAM)
 MCUS = ("atmega328p",)
 #: Stack the firmware needs at most on the ATmega328P, bytes: main -> kb_assoc_learn ->
@@ -15,10 +17,11 @@ MCUS = ("atmega328p",)
 STACK_RESERVE = {"atmega328p": 128}
 
 
-def header(model_bytes):
-    """The C header of an assoc model file: parameters and the initial memory."""
+def header(model_bytes, frames=True):
+    """The C header of an assoc model file: parameters and the initial memory. With `frames`
+    (the UART firmware's header), KilobitError for a model its frames cannot carry."""
     m, _ = AssocInt.from_bytes(model_bytes)
-    if m.T > 255:
+    if frames and m.T > 255:
         raise KilobitError("the UART firmware takes at most 255 values per frame, model has "
                            "T = %d" % m.T)
     mem = m.memory()

@@ -12,6 +12,7 @@ drawn with --seed, as for `kilobit train rkp`; evaluate with the same --seed.
 """
 from kilobit.models import commands as cli_predictor
 from kilobit.core.errors import KilobitError
+from kilobit.core.options import counts, integer
 
 
 def add_train_args(t):
@@ -19,11 +20,13 @@ def add_train_args(t):
     t.add_argument("--data", required=True,
                    help="digits, mnist-2, mnist16-2, pendigits-10, letter-26, ... or a CSV")
     t.add_argument("--test", help="CSV test split (with a CSV --data)")
-    t.add_argument("--depth", type=int, default=3, help="tree depth h (0-%d)" % DEPTH_MAX)
-    t.add_argument("--proj", type=int, default=10,
+    t.add_argument("--depth", type=integer(0, DEPTH_MAX), default=3,
+                   help="tree depth h (0-%d)" % DEPTH_MAX)
+    t.add_argument("--proj", type=integer(1, PROJ_MAX), default=10,
                    help="projection dimension d (1-%d)" % PROJ_MAX)
     cli_predictor.add_size_args(t)
     t.add_argument("--epochs", default="30,60,30",
+                   type=counts(3, "three non-negative counts like 30,60,30", nonzero=True),
                    help="epochs of the unconstrained start, hard thresholding, retraining")
     cli_predictor.add_run_args(t)
 
@@ -31,8 +34,6 @@ def add_train_args(t):
 def train(a):
     from kilobit.models.bonsai.model import Bonsai, check_params, overhead_bytes, stderr_log
 
-    epochs = cli_predictor.epochs(a.epochs, 3, "three non-negative counts like 30,60,30",
-                                  nonzero=True)
     err = check_params(a.bits, a.in_bits, 1, a.proj, a.depth, 2, 1)
     if err:
         raise KilobitError("bad Bonsai parameters: " + err)
@@ -49,7 +50,7 @@ def train(a):
         raise KilobitError("%s has %d features; at most 65535" % (split.name,
                                                                   split.X_train.shape[1]))
     est = Bonsai(depth=a.depth, proj=a.proj, budget=a.budget_bytes, wbits=a.bits,
-                 in_bits=a.in_bits, epochs=epochs, seed=a.seed,
+                 in_bits=a.in_bits, epochs=a.epochs, seed=a.seed,
                  log=None if a.quiet else stderr_log)
     cli_predictor.fit(est, split)
     cli_predictor.save_and_report(a, est, split, classes,

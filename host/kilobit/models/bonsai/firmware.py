@@ -7,10 +7,11 @@ from kilobit.models import predictor
 from kilobit.models.bonsai.model import BonsaiInt
 
 SOURCE, DEPENDS, MCUS = predictor.SOURCE, predictor.DEPENDS, predictor.MCUS
+RUNTIME = predictor.RUNTIME
 
 
-def header(model_bytes):
-    return predictor.header("bonsai", kbfile.MODEL_TYPES["bonsai"], BonsaiInt, model_bytes)
+def header(model_bytes, frames=True):
+    return predictor.header("bonsai", kbfile.MODEL_TYPES["bonsai"], BonsaiInt, model_bytes, frames)
 
 
 def reply_row(m, p):

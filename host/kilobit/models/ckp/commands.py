@@ -4,18 +4,20 @@
     kilobit eval m.kb --data banana
 """
 from kilobit.core.errors import KilobitError
+from kilobit.core.options import integer, real, seed
 
 
 def add_train_args(t):
+    from kilobit.models.ckp.model import L_MAX
     from kilobit.models.commands import add_data_args
     add_data_args(t)
-    t.add_argument("--L", type=int, default=560, help="budget in bits, labels included "
-                                                      "(default 560: 70 bytes)")
-    t.add_argument("--A", type=float, default=0.1, help="RBF kernel width on [0,1]-scaled "
-                                                        "data (0.001 .. 65.535)")
-    t.add_argument("--bits", type=int, default=6, help="input precision P (1-8)")
-    t.add_argument("--C", type=int, default=255, help="weight scale C (1-255)")
-    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--L", type=integer(2, L_MAX), default=560,
+                   help="budget in bits, labels included (default 560: 70 bytes)")
+    t.add_argument("--A", type=real(0.001, 65.535), default=0.1,
+                   help="RBF kernel width on [0,1]-scaled data (0.001 .. 65.535)")
+    t.add_argument("--bits", type=integer(1, 8), default=6, help="input precision P (1-8)")
+    t.add_argument("--C", type=integer(1, 255), default=255, help="weight scale C (1-255)")
+    t.add_argument("--seed", type=seed(), default=0)
     t.add_argument("-o", "--output", required=True)
 
 

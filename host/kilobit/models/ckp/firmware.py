@@ -12,17 +12,20 @@ SOURCE = "avr/ckp_stream.c"
 #: the step in assembly for cores without a multiplier (empty elsewhere)
 EXTRA_SOURCES = ("avr/kb_ckp_step.S",)
 DEPENDS = ("kb_kernel.h", "kb_ckp.h", "kb_rng.h", "avr/kb_uart.h", "avr/kb_persist.h")
+#: the runtime header a program of the user's own includes after header() (kilobit export)
+RUNTIME = "kb_ckp.h"
 
 
 def _c_array(values):
     return "{%s}" % ", ".join(str(int(v)) for v in values)
 
 
-def header(model_bytes):
-    """The C header of a ckp model file. Raises ModelFileError for a bad file and KilobitError
-    for a model the UART firmware cannot take (more than 254 codes per frame)."""
+def header(model_bytes, frames=True):
+    """The C header of a ckp model file. Raises ModelFileError for a bad file and, with `frames`
+    (the UART firmware's header), KilobitError for a model its frames cannot carry (more than
+    254 codes per frame)."""
     m, _ = CKPInt.from_bytes(model_bytes)
-    if m.dims > 254:
+    if frames and m.dims > 254:
         raise KilobitError("the UART firmware takes at most 254 codes per frame, model has %d"
                            % m.dims)
     mem = m.memory()

@@ -13,6 +13,7 @@ with the same --seed.
 """
 from kilobit.models import commands as cli_predictor
 from kilobit.core.errors import KilobitError
+from kilobit.core.options import counts, integer, real
 
 
 def add_train_args(t):
@@ -22,18 +23,19 @@ def add_train_args(t):
                    help="digits, mnist-2, mnist16-2, pendigits-10, letter-26, mnist-10, ... or "
                         "a CSV")
     t.add_argument("--test", help="CSV test split (with a CSV --data)")
-    t.add_argument("--proj", type=int, default=10,
+    t.add_argument("--proj", type=integer(1, PROJ_MAX), default=10,
                    help="projection dimension d (1-%d)" % PROJ_MAX)
-    t.add_argument("--prototypes", type=int, default=20,
+    t.add_argument("--prototypes", type=integer(1, PROTOS_MAX), default=20,
                    help="prototypes m (1-%d, at least one per class)" % PROTOS_MAX)
     cli_predictor.add_size_args(t)
     t.add_argument("--epochs", default="30,5",
+                   type=counts(2, "two non-negative counts T,e like 30,5"),
                    help="alternating iterations T and epochs per block e (paper Algorithm 1)")
-    t.add_argument("--batch", type=int, default=None,
+    t.add_argument("--batch", type=integer(1), default=None,
                    help="minibatch size (default: full gradient descent)")
-    t.add_argument("--gamma", type=float, default=None,
+    t.add_argument("--gamma", type=real(above=0), default=None,
                    help="kernel parameter (default: 2.5 / median distance, the paper's)")
-    t.add_argument("--table", type=int, default=TABLE_DEFAULT,
+    t.add_argument("--table", type=integer(1, TABLE_MAX), default=TABLE_DEFAULT,
                    help="kernel table entries the budget reserves (1-%d)" % TABLE_MAX)
     cli_predictor.add_run_args(t)
 
@@ -41,13 +43,8 @@ def add_train_args(t):
 def train(a):
     from kilobit.models.protonn.train import ProtoNN, stderr_log
 
-    epochs = cli_predictor.epochs(a.epochs, 2, "two non-negative counts T,e like 30,5")
-    if a.batch is not None and a.batch < 1:
-        raise KilobitError("--batch must be at least 1")
-    if a.gamma is not None and not a.gamma > 0:
-        raise KilobitError("--gamma must be positive")
     est = ProtoNN(d=a.proj, m=a.prototypes, budget=a.budget_bytes, gamma=a.gamma, wbits=a.bits,
-                  in_bits=a.in_bits, epochs=epochs, batch=a.batch, nt=a.table, seed=a.seed,
+                  in_bits=a.in_bits, epochs=a.epochs, batch=a.batch, nt=a.table, seed=a.seed,
                   log=None if a.quiet else stderr_log)
     split, classes = cli_predictor.load_split(a)
     cli_predictor.fit(est, split)

@@ -7,10 +7,12 @@ from kilobit.models import predictor
 from kilobit.models.protonn.model import ProtoNNInt
 
 SOURCE, DEPENDS, MCUS = predictor.SOURCE, predictor.DEPENDS, predictor.MCUS
+RUNTIME = predictor.RUNTIME
 
 
-def header(model_bytes):
-    return predictor.header("protonn", kbfile.MODEL_TYPES["protonn"], ProtoNNInt, model_bytes)
+def header(model_bytes, frames=True):
+    return predictor.header("protonn", kbfile.MODEL_TYPES["protonn"], ProtoNNInt, model_bytes,
+                            frames)
 
 
 def reply_row(m, p):

@@ -4,17 +4,19 @@
     kilobit eval m.kb --data banana
 """
 from kilobit.core.errors import KilobitError
+from kilobit.core.options import integer, seed
 
 
 def add_params(p, budget=62):
     """The model's parameters: kernel, bits, budget, width, C, seed (also `kilobit stream`'s
     for a fresh model)."""
     p.add_argument("--kernel", choices=("laplace", "rbf"), default="laplace")
-    p.add_argument("--bits", type=int, default=4, help="input bits B (1-8)")
-    p.add_argument("--budget", type=int, default=budget, help="support vectors T")
-    p.add_argument("--width", type=int, default=-6, help="kernel width exponent A (2^A)")
-    p.add_argument("--C", type=int, default=255, help="weight scale C (1-255)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--bits", type=integer(1, 8), default=4, help="input bits B (1-8)")
+    p.add_argument("--budget", type=integer(1, 0xFFFF), default=budget, help="support vectors T")
+    p.add_argument("--width", type=integer(-16, 16), default=-6,
+                   help="kernel width exponent A (2^A)")
+    p.add_argument("--C", type=integer(1, 255), default=255, help="weight scale C (1-255)")
+    p.add_argument("--seed", type=seed(), default=0)
 
 
 def add_train_args(t):

@@ -8,6 +8,8 @@ from kilobit.models.rkp.model import RKPInt, mem_bytes, weight
 
 SOURCE = "avr/rkp_stream.c"
 DEPENDS = ("kb_kernel.h", "kb_rkp.h", "kb_rng.h", "avr/kb_uart.h", "avr/kb_persist.h")
+#: the runtime header a program of the user's own includes after header() (kilobit export)
+RUNTIME = "kb_rkp.h"
 
 #: the header lists the weights w(0) .. w(2^J - 1) (one flash byte each) when 2^J is at most this
 WTAB_MAX = 64
@@ -17,11 +19,12 @@ def _c_array(values):
     return "{%s}" % ", ".join(str(int(v)) for v in values)
 
 
-def header(model_bytes):
+def header(model_bytes, frames=True):
     """The C header of a model file: parameters, power table, state. Raises ModelFileError for a
-    bad file and KilobitError for a model the UART firmware cannot take (more than 255 codes)."""
+    bad file and, with `frames` (the UART firmware's header), KilobitError for a model its frames
+    cannot carry (more than 255 codes)."""
     m, _ = RKPInt.from_bytes(model_bytes)
-    if m.dims > 255:
+    if frames and m.dims > 255:
         raise KilobitError("the UART firmware takes at most 255 codes per frame, model has %d"
                            % m.dims)
     mem = m.memory()

@@ -78,7 +78,8 @@ def board(name):
     raise KilobitError("unknown board %r (known: %s)" % (name, ", ".join(bs)))
 
 
-def _digest(parts):
+def digest(parts):
+    """A short hex digest of texts and byte strings: cache keys and fingerprints."""
     h = hashlib.sha256()
     for p in parts:
         h.update(p if isinstance(p, bytes) else p.encode())
@@ -124,13 +125,19 @@ def checkpoint_header(header, depends, every):
     if not 0 <= every <= 255:
         raise KilobitError("checkpoint every %d learning steps: must be 0 (on request only) to "
                            "255" % every)
+    fp = fingerprint(header, depends)
+    return header + ("\n/* checkpoints in EEPROM (firmware_c/avr/kb_persist.h) */\n"
+                     "#define KB_PERSIST_EVERY %d\n#define KB_PERSIST_FP 0x%04XU\n" % (every, fp))
+
+
+def fingerprint(header, depends):
+    """The 16-bit fingerprint of a build that checkpoints (KB_PERSIST_FP): a digest of its
+    header and of every source file in `depends`."""
     parts = [header]
     for path in depends:
         with open(path, "rb") as f:
             parts.append(f.read())
-    fp = int(_digest(parts)[:4], 16)
-    return header + ("\n/* checkpoints in EEPROM (firmware_c/avr/kb_persist.h) */\n"
-                     "#define KB_PERSIST_EVERY %d\n#define KB_PERSIST_FP 0x%04XU\n" % (every, fp))
+    return int(digest(parts)[:4], 16)
 
 
 def checkpoint_layout(state_bytes, step_bytes, eeprom_bytes, every):
@@ -194,7 +201,7 @@ def build_source(header, board_name, source, depends, cache, baud=BAUD, extra_so
     for path in depends:
         with open(path, "rb") as f:
             sources.append(f.read())
-    key = _digest([header, mcu, str(f_cpu), str(baud), str(reserve),
+    key = digest([header, mcu, str(f_cpu), str(baud), str(reserve),
                    " ".join(flags)] + sources)
     out_dir = os.path.join(cache, b["name"], key)
     elf = os.path.join(out_dir, os.path.splitext(os.path.basename(source))[0] + ".elf")
@@ -238,7 +245,7 @@ def _compile(header, out_dir, elf, mcu, f_cpu, baud, b, source, extra_sources, r
                                     f_cpu=f_cpu, extra_flags=list(WARN) + ["-include", hpath])
     except kb_sim.SimError as e:
         if "kb_persist_does_not_fit_eeprom" in str(e):
-            lay = _probe_layout(hpath, source, mcu, f_cpu, baud, b)
+            lay = probe_layout(hpath, source, mcu, f_cpu, baud, b)
             raise FitError("does not fit %s: no crash-safe checkpoint fits its EEPROM: %s"
                            % (b["name"], layout_text(lay))) \
                 from None
@@ -265,12 +272,13 @@ def _compile(header, out_dir, elf, mcu, f_cpu, baud, b, source, extra_sources, r
     sizes = dict(sizes, board=b["name"], mcu=mcu, clock_hz=f_cpu, flash_bytes=b["flash_bytes"],
                  ram_bytes=b["ram_bytes"], stack_reserve=reserve)
     if "KB_PERSIST_EVERY" in header:
-        sizes["checkpoint"] = _probe_layout(hpath, source, mcu, f_cpu, baud, b)
+        sizes["checkpoint"] = probe_layout(hpath, source, mcu, f_cpu, baud, b)
     return sizes
 
 
-def _probe_layout(hpath, source, mcu, f_cpu, baud, b):
-    """The EEPROM layout of a checkpointing build: the state's sizes are the compiler's, read
+def probe_layout(hpath, source, mcu, f_cpu, baud, b, include_dirs=()):
+    """The EEPROM layout of a checkpointing build (`source` compiled with -include of the header
+    file `hpath`, which defines KB_PERSIST_EVERY): the state's sizes are the compiler's, read
     as the symbol sizes of kb_persist.h's probe arrays (compiled with -c, never linked)."""
     with open(hpath) as f:
         every = int(re.search(r"#define KB_PERSIST_EVERY (\d+)", f.read()).group(1))
@@ -278,6 +286,7 @@ def _probe_layout(hpath, source, mcu, f_cpu, baud, b):
         obj = os.path.join(tmp, "probe.o")
         cmd = (["avr-gcc", "-mmcu=" + mcu, "-DF_CPU=%dUL" % f_cpu, "-DBAUD=%dUL" % baud,
                 "-DKB_PERSIST_PROBE"] + list(kb_sim.AVR_CFLAGS)
+               + ["-I" + d for d in include_dirs]
                + ["-w", "-Wno-error", "-include", hpath, "-c", "-o", obj, source])
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:

@@ -11,7 +11,10 @@ A board file says what the chip has and how kilobit reaches it:
     C boards:           bootloader_bytes (flash the application cannot use)
     MicroPython boards: mpy_cross_arch (mpy-cross -march), heap_bytes (the heap Python objects
                         get, the RAM budget), fs_bytes (the filesystem, the flash budget),
-                        runtimes (the Python dialects it runs: micropython, circuitpython)
+                        runtimes (the Python dialects it runs: micropython, circuitpython),
+                        natmod_arch (the architecture of kbit's native modules it gets,
+                        kilobit.runtimes.micropython.natmod; null: bytecode only) and
+                        native_note (why, in a sentence)
     deploy              per tool: the tool and its default options (see kilobit.runtimes.boards.deploy)
 
 What fits (fit()):
@@ -96,6 +99,11 @@ def check(b):
                 return "runtimes: %r is not a Python runtime" % rt
         if b["heap_bytes"] > b["ram_bytes"] or b["fs_bytes"] > b["flash_bytes"]:
             return "heap_bytes/fs_bytes above the chip's RAM/flash"
+        from kilobit.runtimes.micropython import natmod
+        if "natmod_arch" not in b or b["natmod_arch"] not in (None,) + tuple(natmod.ARCHS):
+            return "natmod_arch must be null or one of %s" % ", ".join(natmod.ARCHS)
+        if not isinstance(b.get("native_note"), str):
+            return "field 'native_note' missing or not a str"
     return None
 
 
@@ -294,6 +302,12 @@ class Fit:
         return out
 
 
+#: --checkpoint-every on a MicroPython board (fit, deploy): its learners checkpoint otherwise
+NO_EEPROM_CHECKPOINTS = ("--checkpoint-every is for AVR boards (their learners' EEPROM "
+                         "checkpoints); on %s (MicroPython) a learner checkpoints to its "
+                         "filesystem with kbit.checkpoint: Checkpoint(cls, '/model.kb', every=N)")
+
+
 def fit(model_bytes, board, checkpoint_every=None):
     """Fit of a model file on a board dict. Raises KilobitError for a bad model file or a
     missing toolchain; a model that does not fit gives .ok False with .reason. With
@@ -301,6 +315,8 @@ def fit(model_bytes, board, checkpoint_every=None):
     has an EEPROM line; no crash-safe layout is a misfit."""
     from kilobit.core import kbfile
     kbfile.unpack(model_bytes)  # a bad file is an error, not a misfit
+    if checkpoint_every is not None and board["runtime"] != "c":
+        raise KilobitError(NO_EEPROM_CHECKPOINTS % board["name"])
     f = Fit(board)
     if board["runtime"] == "c":
         from kilobit.runtimes.avr import kb_sim, firmware
@@ -337,12 +353,38 @@ def fit(model_bytes, board, checkpoint_every=None):
     name, obj, used = load_kbit(model_bytes)
     sizes = mpy_sizes(board["mpy_cross_arch"])
     pkg = sum(sizes.values())
-    f.add("flash", pkg + len(model_bytes), board["fs_bytes"],
-          "kbit as .mpy (%s) %d B + model file %d B, on the %d B filesystem"
-          % (board["mpy_cross_arch"], pkg, len(model_bytes), board["fs_bytes"]))
+    natives = native_sizes(board)
+    f.add("flash", pkg + sum(natives.values()) + len(model_bytes), board["fs_bytes"],
+          "kbit as .mpy (%s) %d B%s + model file %d B, on the %d B filesystem"
+          % (board["mpy_cross_arch"], pkg, " + native modules (%s) %d B"
+             % (board["natmod_arch"], sum(natives.values())) if natives else "",
+             len(model_bytes), board["fs_bytes"], ))
     code = CODE_RAM_FACTOR * sum(sizes[m] for m in used if m in sizes)
+    # a dynamic native module's code is loaded into the heap: about its .mpy size
+    native = natives.get(name, 0)
     model = object_ram(obj)
-    f.add("RAM", code + model, board["heap_bytes"],
-          "bytecode of %s ~%d B + the loaded %s model %d B, of the %d B heap"
-          % ("+".join(m[:-3] for m in used), code, name, model, board["heap_bytes"]))
+    f.add("RAM", code + native + model, board["heap_bytes"],
+          "bytecode of %s ~%d B%s + the loaded %s model %d B, of the %d B heap"
+          % ("+".join(m[:-3] for m in used), code,
+             " + native module _kb_%s %d B" % (name, native) if native else "", name, model,
+             board["heap_bytes"]))
     return f
+
+
+def native_sizes(board):
+    """{model type: .mpy bytes of its native module for the board} ({} for a bytecode-only
+    board); builds them when needed (firmware_c/natmod). KilobitError when they cannot be
+    built here: deploy would install them, so a fit without them would not be the board's."""
+    arch = board.get("natmod_arch")
+    if not arch:
+        return {}
+    from kilobit.runtimes.base import RuntimeFailure
+    from kilobit.runtimes.micropython import natmod
+    if natmod.missing(arch):  # deploy would stop at the same place: say so, count the rest
+        raise KilobitError("fitting %s counts kbit's native modules (%s), which cannot be built "
+                           "here: missing %s" % (board["name"], arch, natmod.missing(arch)))
+    try:
+        return {m: os.path.getsize(p) for m, p in natmod.build(arch).items()}
+    except RuntimeFailure as e:
+        raise KilobitError("fitting %s counts kbit's native modules: %s" % (board["name"], e)) \
+            from None

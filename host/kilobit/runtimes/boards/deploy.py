@@ -10,8 +10,9 @@ for you (mpremote, mpy-cross, ampy, esptool, avr-objcopy, avrdude), or printed w
 A deploy is a plan: a list of steps, each either a command (an argv list, run as a user would
 type it, found on PATH or next to this Python) or a note ("# ..." lines: what kilobit itself does
 in between, such as writing the mip manifest or building the AVR firmware). --dry-run prints the
-plan and runs nothing (it writes nothing either). Paths under the repository's build/ are printed
-relative to the working directory when they are inside it.
+plan and runs nothing; it writes nothing either, but for the cached firmware build that checks an
+AVR model's fit, so a model the deploy would refuse is refused. Paths under the repository's
+build/ are printed relative to the working directory when they are inside it.
 
 The MicroPython deploy ends by verifying the board: verify.py, generated from a golden file of
 the model's type (tests/golden), replays it on the board with the kbit just installed (steps under
@@ -273,12 +274,10 @@ def verify_script(model_name, board_path, golden_path):
                                   cls=spec.kbit.split(":")[1])
 
 
-def _write(path, text, mode="w"):
+def _write(path, text):
+    from kilobit.core import outfile
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = path + ".tmp%d" % os.getpid()
-    with open(tmp, mode) as f:
-        f.write(text)
-    os.replace(tmp, path)
+    outfile.write(path, text)
 
 
 def _verified(code, text):
@@ -289,8 +288,9 @@ def _verified(code, text):
 
 def kbit_steps(board, port, build=None):
     """Steps that compile device/kbit with mpy-cross for the board's architecture (into
-    build/ARCH/kbit, build defaulting to build/deploy) and install it under /lib/kbit with
-    mpremote mip (a manifest of the .mpy files)."""
+    build/ARCH/kbit, build defaulting to build/deploy), add kbit's native modules where the
+    board has an architecture for them (natmod_arch), and install it under /lib/kbit with
+    mpremote mip (a manifest of the .mpy files: the board's architecture's own)."""
     arch = board["mpy_cross_arch"]
     stage = os.path.join(build or BUILD, arch, "kbit")
     mods = boards.package_modules()
@@ -301,6 +301,18 @@ def kbit_steps(board, port, build=None):
         steps.append(Step(["mpy-cross", "-march=" + arch, "-o",
                            shown(os.path.join(stage, m[:-3] + ".mpy")),
                            "-s", "kbit/" + m, shown(os.path.join(boards.KBIT_DIR, m))]))
+    native = board.get("natmod_arch")
+    if native:
+        from kilobit.runtimes.micropython import natmod
+
+        def stage_natives():
+            for _, host_path in natmod.files(native):
+                shutil.copyfile(host_path, os.path.join(stage, os.path.basename(host_path)))
+
+        steps.append(Step(note="kbit's native modules for %s (firmware_c/natmod, %s) copied to "
+                               "%s: kbit runs those kernels natively"
+                               % (board["name"], native, shown(stage)), prepare=stage_natives))
+        mods = mods + ["_kb_%s.py" % m for m in natmod.MODELS]
     manifest = os.path.join(stage, "package.json")
     steps.append(Step(note="write %s: the mip manifest of those .mpy files" % shown(manifest),
                       prepare=lambda: _write(manifest, boards.manifest_text(mods, ".mpy"))))
@@ -319,9 +331,10 @@ def plan_micropython(model_path, board, port, runtime=None, golden=None):
     verify = os.path.join(BUILD, board["name"], "verify.py")
     mods = boards.package_modules()
     steps = []
+    script = verify_script(model_name, on_board, golden_path)  # a bad golden file: refused now
 
     def write_verify():
-        _write(verify, verify_script(model_name, on_board, golden_path))
+        _write(verify, script)
 
     vnote = ("write %s: replays %s on the board, then loads %s"
              % (shown(verify), shown(golden_path), on_board) if golden_path else
@@ -357,8 +370,12 @@ def plan_micropython(model_path, board, port, runtime=None, golden=None):
 # --- AVR boards -------------------------------------------------------------------------------------
 
 def plan_avr(model_path, board, port=None, programmer=None, checkpoint_every=None):
-    from kilobit.runtimes.avr import firmware
+    from kilobit.runtimes.avr import firmware, kb_sim
     _, data = _read_model(model_path)
+    if kb_sim.missing() is None:  # a dry run refuses what the deploy's build would
+        f = boards.fit(data, board, checkpoint_every=checkpoint_every)
+        if not f.ok:
+            raise KilobitError("%s does not fit %s: %s" % (model_path, board["name"], f.reason))
     out_dir = os.path.join(BUILD, board["name"])
     elf = os.path.join(out_dir, "firmware.elf")
     hexfile = os.path.join(out_dir, "firmware.hex")
@@ -411,7 +428,7 @@ def plan_deploy(model_path, board, port=None, runtime=None, programmer=None, gol
             raise KilobitError("--golden is for MicroPython boards")
         return plan_avr(model_path, board, port, programmer, checkpoint_every)
     if checkpoint_every is not None:
-        raise KilobitError("--checkpoint-every is for AVR boards (kbit.checkpoint on MicroPython)")
+        raise KilobitError(boards.NO_EEPROM_CHECKPOINTS % board["name"])
     if programmer:
         raise KilobitError("--programmer is for AVR boards")
     if not port:

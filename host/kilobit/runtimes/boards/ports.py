@@ -15,6 +15,16 @@ class PortError(KilobitError):
     """The board did not answer, answered garbage, or the simulator failed."""
 
 
+def check_port(port):
+    """Refuse, before any tool starts, a serial port that is a path to nothing (a pyserial URL
+    such as socket://127.0.0.1:PORT passes): the tools' own errors would come later, as a
+    difference or in their words."""
+    if "://" not in port and not os.path.exists(port):
+        raise PortError("no serial port %s (nothing at that path: is the board plugged in?)"
+                        % port)
+    return port
+
+
 class SimPort:
     """The firmware on kb_sim. All frames are written up front by a thread (kb_sim feeds the
     chip's UART from stdin as fast as the chip reads, and blocks when stdin has nothing yet, so

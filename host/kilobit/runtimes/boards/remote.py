@@ -204,6 +204,8 @@ def on_port(name):
     b = boards.get(board)
     if not port:
         raise RuntimeFailure("%s: no port after @" % name)
+    from kilobit.runtimes.boards.ports import check_port
+    check_port(port)
     if b["runtime"] == "c":
         return AvrUartRuntime(b["name"], port)
     return MpremoteRuntime(port)

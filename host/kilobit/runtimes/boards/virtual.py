@@ -41,13 +41,24 @@ def _raw_pty():
     return master, slave, os.ttyname(slave)
 
 
+def check_link(path):
+    """Refuse, before a board starts, a --link that could not be made."""
+    if os.path.lexists(path) and not os.path.islink(path):
+        raise BoardError("%s exists and is not a symlink: choose another --link" % path)
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise BoardError("cannot make --link %s: no directory %s" % (path, folder))
+
+
 def _link(path, target):
     """Make `path` a symlink to `target` (replacing an old symlink, never a file)."""
+    check_link(path)
     if os.path.islink(path):
         os.unlink(path)
-    elif os.path.exists(path):
-        raise BoardError("%s exists and is not a symlink: choose another --link" % path)
-    os.symlink(target, path)
+    try:
+        os.symlink(target, path)
+    except OSError as e:
+        raise BoardError("cannot make --link %s: %s" % (path, e.strerror)) from None
 
 
 class _PtyBoard:
@@ -55,6 +66,8 @@ class _PtyBoard:
     the descriptors they keep open, and the life cycle around them."""
 
     def __init__(self, link, log):
+        if link:
+            check_link(link)
         self.link, self.log = link, log
         self.proc = None
         self.port = None
@@ -156,8 +169,12 @@ class VirtualBoard(_PtyBoard):
             self._spawn(self._from_board)
             if self.tcp_port is None:
                 self._spawn(self._to_board_pty)
-        except BaseException:
+        except BaseException as e:
             self.close()
+            if isinstance(e, OSError):  # the TCP port taken, no pty left
+                raise BoardError("cannot serve the virtual board on %s: %s"
+                                 % ("TCP port %d" % self.tcp_port if self.tcp_port is not None
+                                    else "a pty", e.strerror or e)) from None
             raise
         return self
 
