@@ -32,7 +32,10 @@
  * byte: no 32-bit multiply or division is linked. Even so avr-gcc 5.4 makes ~1600 B of the
  * step, so on cores without a multiplier the firmware links the same passes hand-written in
  * assembly (firmware_c/avr/kb_ckp_step.S, ~1000 B; KB_CKP_ASM below says when): this C stays
- * the reference and the build everywhere else (host, Uno).
+ * the reference and the build on the Uno. Cores whose int has 32 bits (Cortex-M0+, x64;
+ * kb_kernel.h's KB_FAST32) compile another step, same values, decoded word-wise (see "the
+ * 32-bit path" below): Banana at 70 B then costs about 10,000 cycles a learning step on the
+ * emulated RP2040 (bare C), against 100,000 for this one.
  */
 #ifndef KB_CKP_H
 #define KB_CKP_H
@@ -248,6 +251,7 @@ static void kb_ckp_schedule(kb_ckp_t *m)
 
 #ifndef KB_CKP_ASM
 
+#ifndef KB_FAST32 /* the 32-bit path has its own reader and writer (below) */
 /* A cursor on the memory: bit p is bit p%8 of byte p/8 (contract 3.5), held as the byte and the
  * bit's mask. Fields go one bit at a time: a few cycles more per field than shifting it into
  * place, but one small loop reads and writes every field and no bit position is ever computed
@@ -282,6 +286,8 @@ static inline uint8_t kb_ckp_get(kb_ckp_cur_t *c, uint8_t n)
     return kb_ckp_bits(c, n, 0, 0);
 }
 
+#endif /* KB_FAST32 */
+
 /* ---- learning (contract 6.5) ---- */
 
 /* The centres 2u+1 of input codes u (P bits), into the scratch's first half. */
@@ -295,6 +301,7 @@ static kb_ckp_centre_t *kb_ckp_centres(const kb_ckp_t *m, const uint8_t *u)
     return x;
 }
 
+#ifndef KB_FAST32
 /* Write a slot at the cursor: the label, then each centre as a b-bit code. A centre c on the
  * grid of 2^-(P+1) lies in the b-bit bin c >> (P + 1 - b): the input's 2u + 1 gives u >> (P - b)
  * (6.5), a stored centre (2v + 1) << (P - b') gives v >> (b' - b), its code lowered (6.6). */
@@ -309,6 +316,7 @@ static __attribute__((noinline)) void kb_ckp_put_slot(const kb_ckp_t *m, kb_ckp_
     for (j = 0; j < KB_CKP_DIMS(m); j++)
         kb_ckp_bits(c, b, (uint8_t)(x[j] >> sh), 1);
 }
+#endif
 
 /* A mistake adds when B < B_max and B * (q << qshift) < norm: norm > 0 and
  * B * q <= (norm - 1) >> qshift (q = 0 below qstart, none past the table; B * q < 2^23). */
@@ -336,6 +344,8 @@ static inline int32_t kb_ckp_sat(int32_t n)
         return (top & 0x80u) ? KB_CKP_NORM_MIN : KB_CKP_NORM_MAX;
     return n;
 }
+
+#ifndef KB_FAST32
 
 /* The passes of one step over the support vectors (see kb_ckp_step). */
 #define KB_CKP_NEAREST 0 /* the nearest distance */
@@ -472,6 +482,456 @@ static kb_ckp_score_t kb_ckp_step(kb_ckp_t *m, const uint8_t *u, uint8_t y, uint
     kb_ckp_put_slot(m, &at, y, KB_CKP_SCRATCH(m), bR);
     return s;
 }
+
+#else /* KB_FAST32 */
+
+/* ---- the 32-bit path (KB_FAST32, kb_kernel.h): the same step, decoded word-wise ----
+ *
+ * kb_ckp_step above moves every field one bit at a time, through one small function, in up to
+ * five passes over the memory: the ATtiny2313's flash decides there. A 32-bit core shifts any
+ * distance in one cycle. Here a 2-D slot (the paper's setting, M = 2: S = 2b + 1 <= 17 bits)
+ * is read as one 3-byte window, its two codes taken with constant shifts and, for a run of
+ * slots of up to KB_CKP_TAB_BITS bits a code, their squared differences looked up in a table
+ * made for the step's point (2^b codes a run, against one product per code read); a slot of
+ * more codes goes through a 32-bit bit buffer (kb_stream32_t, a byte load per field at most).
+ * The point's distances to the first KB_CKP_CACHE slots are decoded once per step and kept
+ * (d << 1 | label, d < 2^30), so the score's rings and a mistake's margin m(x) read them
+ * instead of the memory; the weights' rounded division is a multiply (kb_log_weight32), and a
+ * weighing pass leaves a slot as soon as its partial distance is past the last nonzero weight.
+ * A mistake reads the evicted slot directly (its position is the schedule's formula, 6.6),
+ * weighs the memory against its centres (m(c_R)), and a lowering rewrites the memory in one
+ * streamed read-and-write pass. The values are those of kb_ckp_step above, rule for rule. */
+
+#ifndef KB_CKP_CACHE
+#define KB_CKP_CACHE 64 /* slots whose distance one step keeps: 4 bytes each, on the stack */
+#endif
+
+/* What a pass over slots does with each (its distance d to the point, its label y): */
+#define KB_CKP_F_KEEP 0  /* d << 1 | y into the cache, and the least d */
+#define KB_CKP_F_LEAST 1 /* the least d >= lo */
+#define KB_CKP_F_WEIGH 2 /* sum y w(d - lo) over lo <= d < lo + span */
+
+/* The weight of offset k < span (span = min(2^J, 2^30)): C at 0, else the log method. */
+KB_ALWAYS_INLINE uint32_t kb_ckp_w32(const kb_ckp_t *m, uint32_t k, uint32_t recip)
+{
+    (void)m;
+    return k == 0 ? KB_CKP_C(m)
+                  : kb_log_weight32(KB_CKP_TABLE(m), KB_CKP_NTAB(m), KB_CKP_C(m), recip, k);
+}
+
+/* Distances are below 2^30 (the loader's limit), so past J = 30 every offset weighs. */
+KB_ALWAYS_INLINE uint32_t kb_ckp_span(const kb_ckp_t *m)
+{
+    (void)m;
+    return KB_CKP_NTAB(m) < 30u ? 1u << KB_CKP_NTAB(m) : 1u << 30;
+}
+
+/* The distance of a slot of 2 codes of b bits, w = its bits (label lowest), to the point. A
+ * centre is (2v + 1) << sh = (v << sh1) + half (sh1 = sh + 1), so the point comes as
+ * X = x - half and each difference is X - (v << sh1); each square is below 2^18. */
+KB_ALWAYS_INLINE uint32_t kb_ckp_dist2(uint32_t w, int32_t X0, int32_t X1, uint32_t b,
+                                       uint32_t mask, uint32_t sh1)
+{
+    const int32_t d0 = X0 - (int32_t)(((w >> 1) & mask) << sh1);
+    const int32_t d1 = X1 - (int32_t)(((w >> (b + 1u)) & mask) << sh1);
+    return (uint32_t)(d0 * d0) + (uint32_t)(d1 * d1);
+}
+
+/* One slot of M codes of b bits, field by field: its label bit in *y, its distance to the
+ * centres x, or, as soon as a partial sum reaches lim, that partial sum (>= lim; the rest of
+ * the slot skipped). Each term is below 2^18 and their sum below 2^30: no wrap. */
+KB_ALWAYS_INLINE uint32_t kb_ckp_slot(kb_stream32_t *r, const kb_ckp_centre_t *x, uint32_t M,
+                                      uint32_t b, uint32_t sh, uint32_t lim, uint32_t *y)
+{
+    const uint32_t half = 1u << sh;
+    uint32_t d = 0, j;
+    *y = kb_stream32_get(r, 1);
+    for (j = 0; j < M; j++) {
+        const int32_t diff =
+            (int32_t)x[j] - (int32_t)((kb_stream32_get(r, b) << (sh + 1u)) | half);
+        d += (uint32_t)(diff * diff);
+        if (d >= lim) {
+            kb_stream32_skip(r, (M - 1u - j) * b);
+            break;
+        }
+    }
+    return d;
+}
+
+/* KEEP for 2 codes of b bits, b a constant (1..KB_CKP_TAB_BITS) where this is inlined: each
+ * slot from bit pos up to `stop` (where its 3-byte window still lies within the memory) read
+ * as one window, its two squares looked up, d << 1 | y into cp. T[c] is the square for code
+ * c of the first attribute, T[2^b + c] of the second. On a Cortex-M0+ (eight low registers)
+ * this loop keeps its state in registers: every shift is a constant, no mask is live.
+ * Returns where cp stopped. */
+KB_ALWAYS_INLINE uint32_t *kb_ckp_keep2_b(const uint8_t *mem, uint32_t pos, uint32_t stop,
+                                          const uint32_t *T, uint32_t *cp, uint32_t *least,
+                                          uint32_t b)
+{
+    const uint32_t mask = (1u << b) - 1u, S = 2u * b + 1u;
+    uint32_t lo = *least;
+    for (; pos < stop; pos += S) {
+        const uint8_t *const p = mem + (pos >> 3);
+        const uint32_t w =
+            ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16) >> (pos & 7u);
+        const uint32_t d = T[(w >> 1) & mask] + T[(1u << b) + ((w >> (b + 1u)) & mask)];
+        *cp++ = d << 1 | (w & 1u);
+        if (d < lo)
+            lo = d;
+    }
+    *least = lo;
+    return cp;
+}
+
+#define KB_CKP_TAB_BITS 4 /* table-driven up to 4 bits a code: 2 x 16 squares on the stack */
+
+/* kb_ckp_keep2_b for each width, out of line: T and cp arrive in registers (inlined into the
+ * step, whose frame holds the cache, every access to T would recompute its stack address). */
+#define KB_CKP_KEEP2_B(b)                                                                     \
+    static KB_NOINLINE uint32_t *kb_ckp_keep2_##b(const uint8_t *mem, uint32_t pos,          \
+                                                  uint32_t stop, const uint32_t *T,           \
+                                                  uint32_t *cp, uint32_t *least)              \
+    {                                                                                         \
+        return kb_ckp_keep2_b(mem, pos, stop, T, cp, least, b);                               \
+    }
+KB_CKP_KEEP2_B(1)
+KB_CKP_KEEP2_B(2)
+KB_CKP_KEEP2_B(3)
+KB_CKP_KEEP2_B(4)
+#undef KB_CKP_KEEP2_B
+
+/* T[c] = (X0 - c*step)^2 and U[c] = (X1 - c*step)^2 for T + c < end: the squares of a table
+ * of kb_ckp_keep2 (out of line: its five values stay in registers). */
+static KB_NOINLINE void kb_ckp_squares(uint32_t *T, const uint32_t *end, uint32_t *U,
+                                       int32_t X0, int32_t X1, uint32_t step)
+{
+    for (; T != end; X0 -= (int32_t)step, X1 -= (int32_t)step) {
+        *T++ = (uint32_t)(X0 * X0);
+        *U++ = (uint32_t)(X1 * X1);
+    }
+}
+
+/* KEEP for 2 codes: n slots of b bits from bit pos on, d << 1 | y of each into cp[0..n-1]; the
+ * centres are 2u + 1 = X + half (X0, X1; see kb_ckp_dist2). Up to KB_CKP_TAB_BITS bits a code
+ * the 2 * 2^b squares are tabulated first (2^b multiplies, against one per code read), and a
+ * loop with b as a constant reads the slots; the last ones, whose window the memory's end
+ * cuts, and wider codes, are computed one by one. */
+static uint32_t kb_ckp_keep2(const uint8_t *mem, uint32_t nbytes, uint32_t pos, uint32_t n,
+                             uint32_t b, uint32_t sh, int32_t X0, int32_t X1, uint32_t *cp,
+                             uint32_t least)
+{
+    const uint32_t S = 2u * b + 1u, mask = (1u << b) - 1u, end = pos + n * S;
+    const uint32_t safe = nbytes > 2u ? 8u * (nbytes - 2u) : 0u; /* pos < safe: 3 bytes in */
+    const uint32_t stop = end < safe ? end : safe;
+    if (b <= KB_CKP_TAB_BITS && n >= (1u << b) && pos < stop) { /* 2^b codes: it pays */
+        uint32_t T[2u << KB_CKP_TAB_BITS];
+        kb_ckp_squares(T, T + (1u << b), T + (1u << b), X0, X1, 1u << (sh + 1u));
+        {
+            uint32_t *const first = cp;
+            /* a loop per width, b <= KB_CKP_TAB_BITS here (tests, not a switch: on armv6m a
+             * switch's jump table calls a libgcc helper a native module does not link) */
+            if (b == 1)
+                cp = kb_ckp_keep2_1(mem, pos, stop, T, cp, &least);
+            else if (b == 2)
+                cp = kb_ckp_keep2_2(mem, pos, stop, T, cp, &least);
+            else if (b == 3)
+                cp = kb_ckp_keep2_3(mem, pos, stop, T, cp, &least);
+            else
+                cp = kb_ckp_keep2_4(mem, pos, stop, T, cp, &least);
+            pos += (uint32_t)(cp - first) * S;
+        }
+    }
+    for (; pos < end; pos += S) {
+        const uint32_t w = kb_window24(mem, nbytes, pos);
+        const uint32_t d = kb_ckp_dist2(w, X0, X1, b, mask, sh + 1u);
+        *cp++ = d << 1 | (w & 1u);
+        if (d < least)
+            least = d;
+    }
+    return least;
+}
+
+/* n slots from slot i on, each of b bits per code, the first at bit pos: `f`'s share of a pass
+ * (f and two, M == 2, are constants where this is inlined). acc is the least distance (KEEP,
+ * LEAST) or the sum (WEIGH, as uint32_t: two's complement) so far; returns it updated. Two
+ * codes are read as one window per slot (no stream state to carry: fewer live registers on a
+ * Cortex-M0+), more through the stream. */
+KB_ALWAYS_INLINE uint32_t kb_ckp_run_f(const kb_ckp_t *m, const kb_ckp_centre_t *x, uint32_t i,
+                                       uint32_t pos, uint32_t n, uint32_t b, uint32_t lo,
+                                       uint32_t recip, uint32_t *cache, uint32_t acc, int f,
+                                       int two)
+{
+    const uint32_t sh = KB_CKP_BITS(m) - b, M = KB_CKP_DIMS(m), span = kb_ckp_span(m);
+    const uint32_t S = 1u + M * b, mask = (1u << b) - 1u, nbytes = KB_CKP_MEM_BYTES(m);
+    const uint8_t *const mem = KB_CKP_MEM(m);
+    const int32_t X0 = (int32_t)x[0] - (int32_t)(1u << sh);
+    const int32_t X1 = two ? (int32_t)x[1] - (int32_t)(1u << sh) : 0;
+    /* a weighing slot is decided once past lo + span, one for the least once at or past the
+     * least so far (one whose distance is kept never) */
+    uint32_t lim = f == KB_CKP_F_WEIGH ? lo + span : f == KB_CKP_F_LEAST ? acc : 0xFFFFFFFFu;
+    uint32_t *cp = cache + i;
+    kb_stream32_t r;
+    (void)m;
+    (void)S;
+    (void)mask;
+    (void)nbytes;
+    if (f == KB_CKP_F_KEEP && two)
+        return kb_ckp_keep2(mem, nbytes, pos, n, b, sh, X0, X1, cp, acc);
+    if (!two)
+        kb_stream32_init(&r, mem, pos);
+    for (; n != 0; n--) {
+        uint32_t y, d;
+        if (two) {
+            const uint32_t w = kb_window24(mem, nbytes, pos);
+            pos += S;
+            y = w & 1u;
+            d = kb_ckp_dist2(w, X0, X1, b, mask, sh + 1u);
+        } else {
+            d = kb_ckp_slot(&r, x, M, b, sh, lim, &y);
+        }
+        if (f == KB_CKP_F_KEEP) {
+            *cp++ = d << 1 | y;
+            if (d < acc)
+                acc = d;
+        } else if (f == KB_CKP_F_LEAST) {
+            if (d >= lo && d < acc)
+                lim = acc = d;
+        } else if (d - lo < span) { /* d >= lo too: below, d - lo wraps past 2^31 */
+            const uint32_t w = kb_ckp_w32(m, d - lo, recip);
+            acc = y ? acc + w : acc - w;
+        }
+    }
+    return acc;
+}
+
+/* kb_ckp_run_f with f and two as constants: five loops, each without a test of either (the
+ * least beyond a ring, only wanted on a tie or past KB_CKP_CACHE slots, always through the
+ * stream: a native module's code is loaded into RAM). */
+static uint32_t kb_ckp_run(const kb_ckp_t *m, const kb_ckp_centre_t *x, uint32_t i,
+                           uint32_t pos, uint32_t n, uint32_t b, uint32_t lo, uint32_t recip,
+                           uint32_t *cache, uint32_t acc, int f)
+{
+    if (KB_CKP_DIMS(m) == 2u && f != KB_CKP_F_LEAST) {
+        if (f == KB_CKP_F_KEEP)
+            return kb_ckp_run_f(m, x, i, pos, n, b, lo, recip, cache, acc, KB_CKP_F_KEEP, 1);
+        return kb_ckp_run_f(m, x, i, pos, n, b, lo, recip, cache, acc, KB_CKP_F_WEIGH, 1);
+    }
+    if (f == KB_CKP_F_KEEP)
+        return kb_ckp_run_f(m, x, i, pos, n, b, lo, recip, cache, acc, KB_CKP_F_KEEP, 0);
+    if (f == KB_CKP_F_LEAST)
+        return kb_ckp_run_f(m, x, i, pos, n, b, lo, recip, cache, acc, KB_CKP_F_LEAST, 0);
+    return kb_ckp_run_f(m, x, i, pos, n, b, lo, recip, cache, acc, KB_CKP_F_WEIGH, 0);
+}
+
+/* The first bit of slot i under the schedule (b0, n1): i (1 + M b0) + M min(i, n1) (6.6);
+ * below L <= 65535. */
+KB_ALWAYS_INLINE uint32_t kb_ckp_slot_pos(const kb_ckp_t *m, uint32_t i, uint32_t b0,
+                                          uint32_t n1)
+{
+    (void)m;
+    return i * (1u + KB_CKP_DIMS(m) * b0) + KB_CKP_DIMS(m) * (i < n1 ? i : n1);
+}
+
+/* A pass `f` over slots first .. B-1 (schedule b0, n1) against the centres x, in runs of one
+ * precision; KEEP keeps the slots below KB_CKP_CACHE and finds the least over the rest (with
+ * lo = 0). acc as kb_ckp_run's. */
+static uint32_t kb_ckp_pass(const kb_ckp_t *m, const kb_ckp_centre_t *x, uint32_t first,
+                            uint32_t B, uint32_t b0, uint32_t n1, uint32_t lo, uint32_t recip,
+                            uint32_t *cache, uint32_t acc, int f)
+{
+    uint32_t i = first, pos = kb_ckp_slot_pos(m, first, b0, n1);
+    while (i < B) {
+        const uint32_t b = i < n1 ? b0 + 1u : b0;
+        uint32_t end = i < n1 ? n1 : B;
+        int g = f;
+        if (f == KB_CKP_F_KEEP) {
+            if (i >= KB_CKP_CACHE)
+                g = KB_CKP_F_LEAST;
+            else if (end > KB_CKP_CACHE)
+                end = KB_CKP_CACHE;
+        }
+        acc = kb_ckp_run(m, x, i, pos, end - i, b, lo, recip, cache, acc, g);
+        pos += (end - i) * (1u + KB_CKP_DIMS(m) * b);
+        i = end;
+    }
+    return acc;
+}
+
+/* y w(k) for a cache entry e = d << 1 | y at offset k = d - base > 0 (out of line: the loop of
+ * kb_ckp_wsum keeps its few values in registers across the call). */
+static KB_NOINLINE uint32_t kb_ckp_yw(const kb_ckp_t *m, uint32_t e, uint32_t k, uint32_t recip)
+{
+    const uint32_t w = kb_log_weight32(KB_CKP_TABLE(m), KB_CKP_NTAB(m), KB_CKP_C(m), recip, k);
+    (void)m;
+    return (e & 1u) ? w : 0u - w;
+}
+
+/* sum y w(d - base) over the cache entries e = d << 1 | y in [cp, end) with base <= d <
+ * base + span, as two's complement; base2 = 2 base, span2 = 2 span. On the entries' own
+ * scale e - base2 = 2 (d - base) + y, below span2 exactly when d - base < span (and past
+ * 2^31 >= span2 when d < base). */
+static KB_NOINLINE uint32_t kb_ckp_wsum(const kb_ckp_t *m, const uint32_t *cp,
+                                        const uint32_t *end, uint32_t base2, uint32_t span2,
+                                        uint32_t recip)
+{
+    uint32_t acc = 0;
+    for (; cp != end; cp++) {
+        const uint32_t t = *cp - base2;
+        if (t < span2)
+            acc += t < 2u ? ((t & 1u) ? KB_CKP_C(m) : 0u - KB_CKP_C(m))
+                          : kb_ckp_yw(m, *cp, t >> 1, recip);
+    }
+    return acc;
+}
+
+/* sum y_i w(d_i - base) over the point's slots, base <= d_i (the kept ones from the cache,
+ * the rest decoded again). */
+static int32_t kb_ckp_weigh(const kb_ckp_t *m, const kb_ckp_centre_t *x, const uint32_t *cache,
+                            uint32_t B, uint32_t b0, uint32_t n1, uint32_t base,
+                            uint32_t recip)
+{
+    const uint32_t nc = B < KB_CKP_CACHE ? B : KB_CKP_CACHE;
+    const uint32_t acc = kb_ckp_wsum(m, cache, cache + nc, base << 1, kb_ckp_span(m) << 1, recip);
+    return (int32_t)kb_ckp_pass(m, x, nc, B, b0, n1, base, recip, NULL, acc, KB_CKP_F_WEIGH);
+}
+
+/* The nbits-bit (1..8) field at bit pos of mem. The second byte, when the field reaches it,
+ * is addressed by the field's last bit, not as p[1]: with a one-byte memory GCC would
+ * otherwise warn of p[1] (never read then). */
+KB_ALWAYS_INLINE uint32_t kb_ckp_get32(const uint8_t *mem, uint32_t pos, uint32_t nbits)
+{
+    const uint32_t sh = pos & 7u;
+    uint32_t v = (uint32_t)mem[pos >> 3] >> sh;
+    if (sh + nbits > 8u)
+        v |= (uint32_t)mem[(pos + nbits - 1u) >> 3] << (8u - sh);
+    return v & ((1u << nbits) - 1u);
+}
+
+/* Write the nbits-bit (0..8) value v at bit pos of mem, every other bit kept (the second byte
+ * addressed as in kb_ckp_get32). */
+KB_ALWAYS_INLINE void kb_ckp_put32(uint8_t *mem, uint32_t pos, uint32_t nbits, uint32_t v)
+{
+    const uint32_t sh = pos & 7u, mask = ((1u << nbits) - 1u) << sh, bits = (v << sh) & mask;
+    uint8_t *const p = mem + (pos >> 3);
+    *p = (uint8_t)((*p & ~mask) | bits);
+    if (sh + nbits > 8u) {
+        uint8_t *const q = mem + ((pos + nbits - 1u) >> 3);
+        *q = (uint8_t)((*q & ~(mask >> 8)) | (bits >> 8));
+    }
+}
+
+/* B -> B + 1 slots (6.6), in one pass: each slot read at the old schedule (b0, n1) and written
+ * at the new one (m->b, m->n1), its codes shifted right by the bits it loses, then the new slot
+ * B (label y, codes of the centres x at m->b bits) and zeros to the end. In place: a slot
+ * never moves up nor gains bits, so the writer never passes the reader, and it writes a byte
+ * only once the reader has loaded it (both go byte by byte, the reader ahead). */
+static void kb_ckp_lower32(kb_ckp_t *m, const kb_ckp_centre_t *x, uint8_t y, uint32_t B,
+                           uint32_t b0, uint32_t n1)
+{
+    const uint32_t M = KB_CKP_DIMS(m), b = m->b, n1new = m->n1;
+    uint8_t *w = KB_CKP_MEM(m), *const end = KB_CKP_MEM(m) + KB_CKP_MEM_BYTES(m);
+    uint32_t wbuf = 0, wn = 0, i, j;
+    kb_stream32_t r;
+    kb_stream32_init(&r, KB_CKP_MEM(m), 0);
+/* append the n-bit (0..8) value v: at most one byte completes (wn + n <= 15) */
+#define KB_CKP_PUT(v, n)                                                                      \
+    do {                                                                                      \
+        wbuf |= (uint32_t)(v) << wn;                                                          \
+        wn += (n);                                                                            \
+        if (wn >= 8u) {                                                                       \
+            *w++ = (uint8_t)wbuf;                                                             \
+            wbuf >>= 8;                                                                       \
+            wn -= 8u;                                                                         \
+        }                                                                                     \
+    } while (0)
+    for (i = 0; i < B; i++) {
+        const uint32_t bo = i < n1 ? b0 + 1u : b0, bn = i < n1new ? b + 1u : b;
+        KB_CKP_PUT(kb_stream32_get(&r, 1), 1u);
+        for (j = 0; j < M; j++)
+            KB_CKP_PUT(kb_stream32_get(&r, bo) >> (bo - bn), bn);
+    }
+    /* the new slot: B >= n1new, so b bits; the input's centre 2u + 1 lies in bin x >> (P+1-b) */
+    KB_CKP_PUT(y, 1u);
+    for (j = 0; j < M; j++)
+        KB_CKP_PUT((uint32_t)x[j] >> (KB_CKP_BITS(m) + 1u - b), b);
+#undef KB_CKP_PUT
+    if (wn != 0)
+        *w++ = (uint8_t)wbuf;
+    while (w < end)
+        *w++ = 0;
+}
+
+/* Score the codes u and, unless `mistake` is NULL, learn them with label y (as kb_ckp_step
+ * above: the same passes, the same values). */
+static kb_ckp_score_t kb_ckp_step(kb_ckp_t *m, const uint8_t *u, uint8_t y, uint8_t *mistake)
+{
+    const kb_ckp_centre_t *const x = kb_ckp_centres(m, u);
+    kb_ckp_centre_t *const rc = KB_CKP_SCRATCH(m) + KB_CKP_DIMS(m);
+    const uint32_t B = m->count, n1 = m->n1, b0 = m->b, M = KB_CKP_DIMS(m);
+    const uint32_t nc = B < KB_CKP_CACHE ? B : KB_CKP_CACHE, span = kb_ckp_span(m);
+    const uint32_t recip = kb_recip24(KB_CKP_C(m));
+    uint32_t cache[KB_CKP_CACHE];
+    uint32_t base, next, i;
+    int32_t s = 0, mg, delta;
+
+    /* the score (contract 3.3, 6.4): the nearest ring, then farther ones while it cancels */
+    base = kb_ckp_pass(m, x, 0, B, b0, n1, 0, recip, cache, 0xFFFFFFFFu, KB_CKP_F_KEEP);
+    while (B != 0) {
+        s = kb_ckp_weigh(m, x, cache, B, b0, n1, base, recip);
+        if (s != 0)
+            break;
+        next = 0xFFFFFFFFu; /* every ring so far cancels: the next one, if any */
+        for (i = 0; i < nc; i++)
+            if ((cache[i] >> 1) > base && (cache[i] >> 1) < next)
+                next = cache[i] >> 1;
+        next = kb_ckp_pass(m, x, nc, B, b0, n1, base + 1u, recip, NULL, next, KB_CKP_F_LEAST);
+        if (next == 0xFFFFFFFFu)
+            break;
+        base = next;
+    }
+    if (!mistake || !(y ? s <= 0 : s >= 0))
+        return (kb_ckp_score_t)s;
+    *mistake = 1;
+
+    /* m(x) = sum y_i w(d_i) over every slot: the margin (6.4) */
+    mg = B != 0 ? kb_ckp_weigh(m, x, cache, B, b0, n1, 0, recip) : 0;
+    delta = y ? mg : -mg;
+    if (B != 0 && !kb_ckp_adds(m)) { /* replace: the generator moves only here */
+        const uint32_t R = kb_rng_below(&m->rng, (uint16_t)B);
+        const uint32_t bR = R < n1 ? b0 + 1u : b0, pos = kb_ckp_slot_pos(m, R, b0, n1);
+        const uint32_t yR = kb_ckp_get32(KB_CKP_MEM(m), pos, 1);
+        uint32_t dR = 0, wR, p = pos + 1u;
+        int32_t mR;
+        for (i = 0; i < M; i++, p += bR) { /* c_R, and its distance to the point */
+            const uint32_t v = kb_ckp_get32(KB_CKP_MEM(m), p, bR);
+            int32_t diff;
+            rc[i] = (kb_ckp_centre_t)((2u * v + 1u) << (KB_CKP_BITS(m) - bR));
+            diff = (int32_t)x[i] - (int32_t)rc[i];
+            dR += (uint32_t)(diff * diff);
+        }
+        wR = dR < span ? kb_ckp_w32(m, dR, recip) : 0u; /* k = w(|x - c_R|^2) */
+        /* m(c_R) over every slot, R included (at distance 0) */
+        mR = (int32_t)kb_ckp_pass(m, rc, 0, B, b0, n1, 0, recip, NULL, 0, KB_CKP_F_WEIGH);
+        mR = y ? mR + (int32_t)wR : mR - (int32_t)wR; /* |margin| + C < 2^23 */
+        delta = 2 * (delta - (yR ? mR : -mR) + KB_CKP_C(m));
+        /* the slot rewritten in place: label y, the point's codes at bR bits */
+        p = pos;
+        kb_ckp_put32(KB_CKP_MEM(m), p++, 1, y);
+        for (i = 0; i < M; i++, p += bR)
+            kb_ckp_put32(KB_CKP_MEM(m), p, bR, (uint32_t)x[i] >> (KB_CKP_BITS(m) + 1u - bR));
+    } else {
+        if (B == 0) /* the first support vector: norm = 0 + 2*0 + C */
+            m->norm = 0;
+        m->count = (kb_ckp_count_t)(B + 1u);
+        kb_ckp_schedule(m);
+        kb_ckp_lower32(m, x, y, B, b0, n1);
+        delta = 2 * delta + KB_CKP_C(m);
+    }
+    m->norm = kb_ckp_sat(m->norm + delta);
+    return (kb_ckp_score_t)s;
+}
+
+#endif /* KB_FAST32 */
 
 #else /* KB_CKP_ASM */
 

@@ -9,9 +9,20 @@
 #ifndef KB_KERNEL_H
 #define KB_KERNEL_H
 
+#include <limits.h>
 #include <stdint.h>
 
 #define KB_TABLE_MAX 32
+
+/* KB_FAST32: the kernels' 32-bit path (kb_rkp.h, kb_ckp.h), for cores whose int has 32 bits
+ * (Cortex-M0+, x64): the support vectors decoded through a 32-bit bit buffer, the rounded
+ * division of the weights as a multiply, fields skipped once a partial distance decides. Same
+ * values as the byte-wise code, which 16-bit-int cores (AVR) keep unchanged: there a 32-bit
+ * buffer is four registers shifted one bit per instruction, and flash, not time, is what runs
+ * out. -DKB_NO_FAST32 builds the byte-wise code anywhere (tests compare the two). */
+#if !defined(KB_FAST32) && !defined(KB_NO_FAST32) && UINT_MAX >= 0xFFFFFFFFu
+#define KB_FAST32
+#endif
 
 /* Table access. On AVR a table in flash must be read with pgm_read_byte; anything else (a
  * table in EEPROM, a cached copy) can supply its own KB_TABLE_READ before including. */
@@ -102,6 +113,136 @@ static __attribute__((noinline, unused)) uint16_t kb_sq8(uint8_t diff)
         }                                                                                     \
         return w;                                                                             \
     }
+
+#ifdef KB_FAST32
+/* For a hot loop of the 32-bit path that must keep its own registers: inlined into a caller
+ * with many live values, GCC's Thumb-1 code spills what the loop needs to the stack. */
+#ifdef __GNUC__
+#define KB_NOINLINE __attribute__((noinline))
+#else
+#define KB_NOINLINE
+#endif
+
+/* ceil(2^24 / C), C in 1..255: the reciprocal that turns the log method's rounded division
+ * into a multiply (kb_log_weight32). One division, made once per score or step. */
+static inline uint32_t kb_recip24(uint8_t C)
+{
+    return (0x1000000u + (uint32_t)C - 1u) / C; /* no %: a native module has no __aeabi_uidivmod */
+}
+
+/* floor(x / C) as (x * ceil(2^24 / C)) >> 24, for 0 <= x <= C*C + C/2 and C in 1..255: the
+ * dividends of the log method (w <= C because P[b] <= C, so w*P[b] + C/2 <= C*C + C/2). Why
+ * exact: recip = (2^24 + e)/C with 0 <= e < C, so x*recip/2^24 = x/C + x*e/(C*2^24); with
+ * x = qC + r (r <= C - 1) the floor stays q while r + x*e/2^24 < C, i.e. x*e < 2^24, and
+ * x*e < (C*C + C/2)(C - 1) < C^3 <= 255^3 < 2^24. The product is at most
+ * (C + 1/2)(2^24 + C - 1) < 2^32. `kb_selftest recip` checks every such (C, x) exhaustively
+ * (tests/test_c_runtime.py). */
+KB_ALWAYS_INLINE uint32_t kb_div_recip24(uint32_t x, uint32_t recip)
+{
+    return (x * recip) >> 24;
+}
+
+/* w(k) of contract 3.2 for 0 < k < 2^ntab (the callers test k == 0 and k >= 2^ntab, which
+ * cost nothing there; a distance, and so k, is below 2^30): P[j] for the highest set bit j of
+ * k, then one rounded multiply per lower set bit, the division by C as kb_div_recip24
+ * (recip = kb_recip24(C)). No division on cores without one (a Cortex-M0+'s `/` is a library
+ * call of 8-40 cycles, or a loop in a native module). One scan down from bit J-1 finds j and
+ * then each lower set bit: an offset below 2^J is most often within a bit or two of the top. */
+static inline uint32_t kb_log_weight32(const uint8_t *table, uint32_t ntab, uint32_t C,
+                                       uint32_t recip, uint32_t k)
+{
+    const uint32_t half = C >> 1, top = (ntab < 30u ? ntab : 30u) - 1u;
+    uint32_t bit = 1u << top, w;
+    table += top;
+    while (!(k & bit)) {
+        bit >>= 1;
+        table--;
+    }
+    w = KB_TABLE_READ(table, 0);
+    for (k ^= bit; k != 0; k ^= bit) { /* k: the set bits still to apply */
+        do {
+            bit >>= 1;
+            table--;
+        } while (!(k & bit));
+        w = kb_div_recip24(w * KB_TABLE_READ(table, 0) + half, recip);
+        if (w == 0)
+            return 0;
+    }
+    return w;
+}
+
+/* The bit-packed memory (contract 3.5: bit p is bit p%8 of byte p/8, fields LSB first) as
+ * one stream of bits through a 32-bit buffer: `buf` holds the `nb` unread bits, the next one
+ * lowest, and nothing above them. A byte is loaded only when a field needs it, so the stream
+ * never reads past the last byte its fields occupy (a native module's bytearray ends there). */
+typedef struct {
+    const uint8_t *p; /* the next byte to load */
+    uint32_t buf;
+    uint32_t nb;
+} kb_stream32_t;
+
+/* The stream from bit `pos` of mem. */
+KB_ALWAYS_INLINE void kb_stream32_init(kb_stream32_t *r, const uint8_t *mem, uint32_t pos)
+{
+    const uint32_t off = pos & 7u;
+    r->p = mem + (pos >> 3);
+    r->buf = 0;
+    r->nb = 0;
+    if (off != 0) { /* that byte holds the first field: within the memory */
+        r->buf = (uint32_t)*r->p++ >> off;
+        r->nb = 8u - off;
+    }
+}
+
+/* The 24 bits of mem from bit pos on, lowest first, shifted down by pos & 7: a group of up to
+ * 17 bits starting at pos (a 2-D support vector of either model), whole, with no stream state
+ * to carry from one to the next (registers are few on a Cortex-M0+). Bytes past the memory's
+ * nbytes are not loaded (they read as 0; the group ends before them). */
+KB_ALWAYS_INLINE uint32_t kb_window24(const uint8_t *mem, uint32_t nbytes, uint32_t pos)
+{
+    const uint32_t i = pos >> 3;
+    const uint8_t *const p = mem + i;
+    uint32_t w = p[0];
+    if (i + 2u < nbytes)
+        w |= (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
+    else if (i + 1u < nbytes)
+        w |= (uint32_t)p[1] << 8;
+    return w >> (pos & 7u);
+}
+
+/* The next n (0..8) bits: a byte load at most (nb + 8 >= n). */
+KB_ALWAYS_INLINE uint32_t kb_stream32_get(kb_stream32_t *r, uint32_t n)
+{
+    uint32_t v;
+    if (r->nb < n) {
+        r->buf |= (uint32_t)*r->p++ << r->nb;
+        r->nb += 8u;
+    }
+    v = r->buf & ((1u << n) - 1u);
+    r->buf >>= n;
+    r->nb -= n;
+    return v;
+}
+
+/* Drop the next n bits (the rest of a support vector whose distance is decided); nb < 16. */
+KB_ALWAYS_INLINE void kb_stream32_skip(kb_stream32_t *r, uint32_t n)
+{
+    if (n <= r->nb) {
+        r->buf >>= n;
+        r->nb -= n;
+        return;
+    }
+    n -= r->nb;
+    r->p += n >> 3;
+    r->buf = 0;
+    r->nb = 0;
+    n &= 7u;
+    if (n != 0) { /* that byte still holds bits of this support vector: within the memory */
+        r->buf = (uint32_t)*r->p++ >> n;
+        r->nb = 8u - n;
+    }
+}
+#endif /* KB_FAST32 */
 
 /* ---- bit-packed memory: bit p is bit p%8 of byte p/8, fields LSB first (contract 3.5) ---- */
 

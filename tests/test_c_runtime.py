@@ -98,6 +98,16 @@ def test_weight_matches_reference(bindir, kernel, bits, width, C):
     assert not bad, "w(k) differs (k, C runtime, reference): %s" % bad[:5]
 
 
+def test_division_by_multiply_is_exact_for_every_dividend(bindir):
+    """The 32-bit path (kb_kernel.h, KB_FAST32) divides the log method's w*P + C//2 by C as a
+    multiply by ceil(2^24 / C): exact, and without wrapping, for every C in 1..255 and every
+    dividend up to C*C + C//2 (w <= C, P <= C). kb_selftest checks them all."""
+    n = sum(C * C + C // 2 + 1 for C in range(1, 256))
+    r = subprocess.run([os.path.join(bindir, "kb_selftest"), "recip"], stdout=subprocess.PIPE,
+                       universal_newlines=True)
+    assert (r.returncode, r.stdout.strip()) == (0, "ok %d" % n)
+
+
 # ---- learning: replay on kb_replay vs the host reference ----
 
 def make_steps(bits, dims, n, seed, query=0.15):
@@ -235,6 +245,31 @@ def test_other_const_builds_match_reference(bindir, kernel, bits, dims, budget, 
     model = RKPInt(kernel, bits, dims, budget, width, C, seed=7).to_bytes()
     steps = make_steps(bits, dims, n, seed=dims + budget)
     assert_same(runtime.replay(model, steps), HostRuntime().replay(model, steps))
+
+
+@pytest.mark.parametrize("name,defs", [("bytewise", "-DKB_NO_FAST32"),
+                                       ("ckp_cache1", "-DKB_CKP_CACHE=1")])
+def test_other_code_paths_replay_every_learner_golden_file(bindir, name, defs):
+    """kb_replay on the host with the byte-wise code the AVR firmwares compile (-DKB_NO_FAST32:
+    the 32-bit path of kb_kernel.h off), and with the 32-bit CKP step keeping one slot's
+    distance (every other slot decoded again, as past KB_CKP_CACHE support vectors), replays
+    every RKP and CKP golden file bit for bit."""
+    import glob
+    import json
+    from kilobit.golden import compare, replay_doc
+    r = subprocess.run(["make", "-s", "-C", FIRMWARE, "BUILD=" + os.path.dirname(bindir),
+                        "replay-const", "NAME=" + name, "DEFS=" + defs],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    assert r.returncode == 0, r.stdout
+    runtime = CHostRuntime()
+    runtime.program = "kb_replay_" + name
+    paths = sorted(glob.glob(os.path.join(REPO, "tests", "golden", "rkp-*.json")) +
+                   glob.glob(os.path.join(REPO, "tests", "golden", "ckp-*.json")))
+    assert len(paths) >= 20
+    for path in paths:
+        with open(path) as f:
+            doc = json.load(f)
+        assert compare(doc, runtime.name, replay_doc(doc, runtime)) is None, path
 
 
 @pytest.mark.parametrize("params", [("laplace", 4, 2, 61, -6), ("laplace", 4, 3, 62, -6),

@@ -7,6 +7,7 @@
  *     kb_selftest below STATE N BOUND  N outputs of below(BOUND) from STATE
  *     kb_selftest weight C P0 P1 ..    w(k) for each k read from stdin (table may be empty)
  *     kb_selftest errors               every error code and its kb_strerror text
+ *     kb_selftest recip                the 32-bit path's division by multiply, every case
  *
  * Exit status 2 on bad arguments.
  */
@@ -64,6 +65,26 @@ int main(int argc, char **argv)
             printf("%u\n", (unsigned)kb_rkp_weight(&m, (kb_dist_t)k));
         return 0;
     }
+#ifdef KB_FAST32
+    if (argc == 2 && strcmp(argv[1], "recip") == 0) {
+        /* kb_kernel.h's division-free rounded division, checked for every divisor C and every
+         * dividend the log method can make (x <= C*C + C/2): the quotient is x / C and the
+         * product x * recip never wraps. Prints the number of cases, or the first failure. */
+        unsigned long n = 0;
+        uint32_t C, x;
+        for (C = 1; C <= 255; C++) {
+            const uint32_t recip = kb_recip24((uint8_t)C);
+            for (x = 0; x <= C * C + C / 2u; x++, n++) {
+                if ((uint64_t)x * recip > 0xFFFFFFFFu || kb_div_recip24(x, recip) != x / C) {
+                    printf("fail C=%u x=%u\n", (unsigned)C, (unsigned)x);
+                    return 1;
+                }
+            }
+        }
+        printf("ok %lu\n", n);
+        return 0;
+    }
+#endif
     if (argc == 2 && strcmp(argv[1], "errors") == 0) {
         int e;
         for (e = KB_OK; e < KB_ERR_COUNT_; e++)
