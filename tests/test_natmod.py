@@ -245,6 +245,218 @@ for on in (True, False):
     assert [x.split(" ", 1)[1] for x in lines[:5]] == [x.split(" ", 1)[1] for x in lines[5:]]
 
 
+# --- the bound context: checked once, bound again when Python changes the model -------------
+
+CHANGED = r"""
+import gc, micropython
+import kbit.rkp as r
+from array import array
+
+fallbacks = [0]
+_learn_py = r._nat.learn_py
+
+
+def counted(*a):
+    fallbacks[0] += 1
+    return _learn_py(*a)
+
+
+r._nat.learn_py = counted
+
+
+def fresh():
+    return r.RKP("laplace", 4, 2, 8, -6, 255, bytes((64, 32, 8)))
+
+
+def run(m, n=30, lock=False):
+    out = []
+    for i in range(n):
+        u = bytearray(((i * 7) % 16, (i * 5 + 3) % 16))
+        if lock:
+            micropython.heap_lock()
+        try:
+            s = m.learn(u, 1 if i % 3 == 0 else 0)
+        finally:
+            if lock:
+                micropython.heap_unlock()
+        out.append((s, m.count, m.state, m.mistake))
+    return out, bytes(m.memory)
+
+
+def both(change, lock=False):
+    # the same change natively and in bytecode: the same results; natively without falling back
+    res = []
+    for on in (True, False):
+        r.use_native(on)
+        m = fresh()
+        run(m, 12)
+        change(m)
+        gc.collect()
+        fallbacks[0] = 0
+        res.append(run(m, lock=lock))
+        if on:
+            native_calls = fallbacks[0] == 0
+    r.use_native(True)
+    return res[0] == res[1] and native_calls
+
+
+def resize(m):  # resized in place and back: its items move
+    m.memory.extend(bytes(64))
+    m.memory[len(m.memory) - 64:] = b""
+
+
+def attrs(m):  # the instance's map is reallocated
+    for i in range(40):
+        setattr(m, "x%d" % i, i)
+
+
+def garbage(m):
+    for i in range(50):
+        bytearray(500)
+    gc.collect()
+
+
+print("same", [both(c, lock=True) for c in (
+    lambda m: setattr(m, "table", bytes(m.table)), lambda m: setattr(m, "count", 2),
+    lambda m: setattr(m, "state", 777), lambda m: setattr(m, "kernel", 1),
+    lambda m: setattr(m, "mistake", None),
+    lambda m: setattr(m, "memory", bytearray(m.memory)), resize, attrs, garbage)])
+
+
+def refused(change):
+    m = fresh()
+    change(m)
+    try:
+        m.learn(bytearray(2), 1)
+        return "accepted"
+    except (ValueError, AttributeError) as e:
+        return type(e).__name__
+
+
+print("refused", [refused(c) for c in (
+    lambda m: setattr(m, "count", 9), lambda m: setattr(m, "bits", 9),
+    lambda m: setattr(m, "state", 0), lambda m: setattr(m, "C", 1 << 40),
+    lambda m: m.memory.extend(b"\x00"), lambda m: setattr(m, "memory", bytes(m.memory)),
+    lambda m: setattr(m, "memory", memoryview(m.memory)),
+    lambda m: setattr(m, "table", bytes(40)), lambda m: setattr(m, "dims", 3),
+    lambda m: delattr(m, "count"))])
+
+# a model without its context, or with another model's, runs the bytecode, bit for bit
+a, b = fresh(), fresh()
+b._ctx = a._ctx
+fallbacks[0] = 0
+print("borrowed", run(b) == run(fresh()), fallbacks[0] == 30, run(a) == run(fresh()))
+c, d = fresh(), fresh()
+c._ctx = None
+del d._ctx
+fallbacks[0] = 0
+print("none", run(c) == run(fresh()), run(d) == run(fresh()), fallbacks[0] == 60)
+
+# the context is opaque: no buffer, no attributes, no constructor
+ctx = fresh()._ctx
+print("opaque", type(ctx).__name__, [f(ctx) for f in ()])
+for f in (bytes, memoryview, lambda x: x.self, lambda x: type(x)()):
+    try:
+        f(ctx)
+        print("open")
+    except (TypeError, AttributeError):
+        pass
+print("ok")
+"""
+
+
+def test_a_changed_model_is_bound_again_or_refused(x64, tmp_path):
+    """The context is made once from the model's attributes; whatever Python changes -- an int
+    set by hand, a buffer replaced or resized in place, attributes added until the instance's
+    map is reallocated, a GC -- is seen at the next call and bound again with every check
+    (allocation-free: under heap_lock), the same results as the bytecode and no fallback; a
+    change outside the contract is refused; a model without its own context runs the bytecode;
+    the context itself is opaque to Python."""
+    lines = mp(tmp_path, CHANGED, natmod.files("x64"))
+    assert lines[0] == "same [True, True, True, True, True, True, True, True, True]", lines
+    assert lines[1] == ("refused ['ValueError', 'ValueError', 'ValueError', 'ValueError', "
+                        "'ValueError', 'ValueError', 'ValueError', 'ValueError', 'ValueError', "
+                        "'AttributeError']"), lines
+    assert lines[2] == "borrowed True True True", lines
+    assert lines[3] == "none True True True", lines
+    assert lines[4:] == ["opaque context []", "ok"], lines
+
+
+STREAMED = r"""
+import sys, micropython
+import kbit.bonsai as b
+import kbit.assoc as a
+from array import array
+
+m = b.Bonsai.load(open(sys.argv[1], "rb"))
+print(type(m.buf).__name__)
+
+
+def predict(change=None):
+    m.reset()
+    for j in range(m.dims):
+        if j == m.dims // 2 and change:
+            change(m)
+        m.update(j, (j * 7) % (1 << m.in_bits))
+    micropython.heap_lock()
+    y = m.predict()
+    micropython.heap_unlock()
+    return y, m.leaf, list(m.scores), list(m.P)
+
+
+def attrs(m):  # mid-input: the map is reallocated, the input in progress is kept
+    for i in range(60):
+        setattr(m, "x%d" % i, i)
+
+
+res = []
+for on in (True, False):
+    b.use_native(on)
+    res.append([predict(), predict(attrs), predict(lambda m: setattr(m, "leaf", 99)),
+                predict(lambda m: setattr(m, "scores", array("i", m.scores)))])
+b.use_native(True)
+print("same", res[0] == res[1])
+for change in (lambda m: setattr(m, "buf", bytearray(m.buf)),
+               lambda m: setattr(m, "P", array("i", [0])),
+               lambda m: setattr(m, "scores", list(m.scores))):
+    m2 = b.Bonsai.load(open(sys.argv[1], "rb"))
+    change(m2)
+    try:
+        m2.update(0, 1)
+        m2.predict()
+        print("accepted")
+    except ValueError:
+        print("refused")
+
+# assoc: the fill counters are Python's to write; the kernel checks them at every call
+m = a.Assoc(0, 8, 1, 4, 3, 2)
+u = array("b", (1, 2, 3, 4))
+m.learn(u, 5)
+m.nf[0] = 200
+try:
+    m.predict(u)
+    print("accepted")
+except ValueError:
+    print("refused")
+m.nf[0] = 1
+print(m.predict(u), m.count)
+"""
+
+
+def test_a_changed_streamed_model_is_bound_again_or_refused(x64, tmp_path):
+    """Bonsai's context holds the parsed payload and the input in progress: its payload is a
+    bytes on the native path (what was checked cannot change), a reallocated map or replaced
+    result arrays are bound again without losing the input, the same results as the bytecode;
+    buffers that do not fit are refused. Assoc's fill counters, which Python may write in
+    place, are checked at every call."""
+    doc = golden.load([p for p in GOLDEN if os.path.basename(p).startswith("bonsai-")][0])
+    (tmp_path / "m.kb").write_bytes(bytes.fromhex(doc["model_file"]))
+    lines = mp(tmp_path, STREAMED, natmod.files("x64") + [("/m.kb", str(tmp_path / "m.kb"))],
+               ["/m.kb"])
+    assert lines == ["bytes", "same True", "refused", "refused", "refused", "refused", "5 1"], \
+        lines
+
+
 # --- refused modules: one line, then the bytecode, bit for bit -----------------------------
 
 class Swapped(KbitUnixRuntime):

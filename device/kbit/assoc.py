@@ -17,9 +17,11 @@ the heap themselves where the port has micropython.heap_lock; argument checks ru
 lock so that their errors stay readable.
 
 Native kernel: where the native module _kb_assoc.mpy for this port is installed beside this
-file, `predict` and `learn` run firmware_c's kb_assoc.h instead of the bytecode below, with the
-same results (kbit.compat.native); `m.native` says which runs (NATIVE_WHY why not),
-`use_native(False)` switches back. Values that are not an array("b") take the bytecode anyway.
+file, `predict` and `learn` (and `_predict`, `_learn`) are that module's functions, firmware_c's
+kb_assoc.h, with the same results as the bytecode below (kbit.compat.native); `m.native` says
+which runs (NATIVE_WHY why not), `use_native(False)` switches back. Values that are not an
+array("b") take the bytecode anyway. As in kbit.rkp, the kernel's context `_ctx` is made with
+the model and keeps no state of its own (firmware_c/natmod/kbn_mp.h).
 """
 from .compat import const, lock as _lock, unlock as _unlock
 
@@ -92,6 +94,8 @@ class Assoc:
         self.conn = bytearray(conn_bytes(P, d, cap, kt, R))
         self._k = array("H", bytes(2 * P))  # nearest anchor row per subspace
         self._dist = array("i", bytes(4 * P))  # its squared distance
+        if _nat:  # the native kernel's context, made whether or not it runs now (use_native)
+            _nat.bind(self)
 
     # --- the model file (contract 4 and 9) ---
     @classmethod
@@ -382,18 +386,13 @@ from .compat import NATIVE_STATUS as _STATUS, native as _native  # noqa: E402
 
 _nat = _native("assoc")
 NATIVE_WHY = _STATUS["assoc"]  # None when native, else why not
-_predict_b = Assoc._predict
-_learn_b = Assoc._learn
-
-
-def _predict_n(self, u):
-    r = _nat.run(self, u, -1)
-    return _predict_b(self, u) if r is None else r
-
-
-def _learn_n(self, u, y):
-    r = _nat.run(self, u, y)
-    return _learn_b(self, u, y) if r is None else r
+# The bytecode methods. On the native path the class's predict, learn, _predict and _learn are
+# the native module's own functions (no Python frame between the caller and the kernel); they
+# run these instead for what the kernel does not take (values that are not an array("b") of
+# length T, a label outside 0..255, a full class capacity: the same errors, the same results).
+_py = (Assoc.predict, Assoc.learn, Assoc._predict, Assoc._learn)
+if _nat:
+    _nat.predict_py, _nat.learn_py, _nat._predict_py, _nat._learn_py = _py
 
 
 def use_native(on=True):
@@ -401,8 +400,8 @@ def use_native(on=True):
     returns whether they are native now."""
     on = bool(on and _nat)
     Assoc.native = on
-    Assoc._predict = _predict_n if on else _predict_b
-    Assoc._learn = _learn_n if on else _learn_b
+    Assoc.predict, Assoc.learn, Assoc._predict, Assoc._learn = (
+        _nat.predict, _nat.learn, _nat._predict, _nat._learn) if on else _py
     return on
 
 

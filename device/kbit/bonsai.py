@@ -14,12 +14,13 @@ in the model's payload buffer. `update` and `predict` allocate nothing and lock 
 they run (where the port has micropython.heap_lock).
 
 Native kernel: where the native module _kb_bonsai.mpy for this port is installed beside this
-file, `update`, `reset` and `predict` run firmware_c's kb_bonsai.h instead of the bytecode, with
-the same results and fields (kbit.compat.native); its state (kb_bonsai_t: the accumulators, the
-parsed offsets) lives in the model's bytearray `_ctx`. `m.native` says which runs (NATIVE_WHY
-why not); `use_native(False)` switches back (between inputs, not in the middle of one). The
-native kernel keeps 1 + 2L dot products on the C stack, so it takes at most 64 classes: a model
-with more runs the bytecode (its `native` is False).
+file, `update`, `reset` and `predict` are that module's functions, firmware_c's kb_bonsai.h,
+with the same results and fields as the bytecode (kbit.compat.native); its state (kb_bonsai_t:
+the accumulators, the parsed offsets) lives in the model's context `_ctx`, opaque to Python,
+and the payload `buf` is then a bytes (what was checked cannot change). `m.native` says which
+runs (NATIVE_WHY why not); `use_native(False)` switches back (between inputs, not in the middle
+of one). The native kernel keeps 1 + 2L dot products on the C stack, so it takes at most 64
+classes: a model with more runs the bytecode (its `native` is False).
 """
 from .compat import const
 
@@ -61,6 +62,8 @@ class Bonsai(Model):
         """A model from its payload (bytes-like, kept: the weights are read from it).
         ValueError when the payload is outside the contract."""
         buf = payload
+        if _nat and type(buf) is not bytes:  # the native kernel takes a payload that cannot
+            buf = bytes(buf)  # change after it was checked
         self.wbits, self.in_bits, self.dims, self.d = head(buf, "bonsai")
         self.depth = buf[5]
         self.classes = buf[6]
@@ -113,8 +116,7 @@ class Bonsai(Model):
         if prev > tlen:
             raise ValueError("bad node offsets")
         if _nat:  # the native kernel's state, made whether or not it runs now (use_native)
-            self._ctx = bytearray(_nat.size())
-            err = _nat.init(self)
+            err = _nat.bind(self)
             if err == _ERR_LIMIT:  # more classes than the native kernel holds: bytecode
                 self._ctx = None
                 self.native = False
@@ -198,28 +200,21 @@ from .compat import NATIVE_STATUS as _STATUS, native as _native  # noqa: E402
 
 _nat = _native("bonsai")
 NATIVE_WHY = _STATUS["bonsai"]  # None when native, else why not
-_update_b = Bonsai.update
-_reset_b = Bonsai.reset
-_predict_b = Bonsai._predict
+# The bytecode methods. On the native path the class's update, reset and predict are the native
+# module's own functions (no Python frame between the caller and the kernel); a model without a
+# context (see _ERR_LIMIT) runs these instead.
+_py = (Bonsai.update, Bonsai.reset, Bonsai.predict)
 
 
-def _update_n(self, j, c):
-    if not self.native:  # this model runs bytecode (see _ERR_LIMIT)
-        return _update_b(self, j, c)
-    if _nat.update(self, j, c):
-        raise ValueError("feature %d, code %d: indices increase, codes in 0..%d"
-                         % (j, c, self.proj.top))
+def _refused(self, j, c):
+    """What the native update runs for an update the kernel refuses: the bytecode's error."""
+    raise ValueError("feature %d, code %d: indices increase, codes in 0..%d"
+                     % (j, c, self.proj.top))
 
 
-def _reset_n(self):
-    if self.native:
-        _nat.reset(self)
-    else:
-        _reset_b(self)
-
-
-def _predict_n(self):
-    return _nat.predict(self) if self.native else _predict_b(self)
+if _nat:
+    _nat.update_py, _nat.reset_py, _nat.predict_py = _py
+    _nat.update_err = _refused
 
 
 def use_native(on=True):
@@ -227,9 +222,8 @@ def use_native(on=True):
     bytecode; returns whether they are native now. Switch between inputs."""
     on = bool(on and _nat)
     Bonsai.native = on
-    Bonsai.update = _update_n if on else _update_b
-    Bonsai.reset = _reset_n if on else _reset_b
-    Bonsai._predict = _predict_n if on else _predict_b
+    Bonsai.update, Bonsai.reset, Bonsai.predict = (
+        _nat.update, _nat.reset, _nat.predict) if on else _py
     return on
 
 

@@ -19,9 +19,11 @@ buffer they use, the centres of a replaced support vector, is made with the mode
 kbit.rkp they lock the heap themselves where the port has micropython.heap_lock.
 
 Native kernel: where the native module _kb_ckp.mpy for this port is installed beside this file,
-`score` and `learn` run firmware_c's kb_ckp.h instead of the bytecode below, with the same
-results (kbit.compat.native); `m.native` says which runs (NATIVE_WHY why not), `use_native(False)`
-switches back. Codes that are not a buffer of bytes (a list, say) take the bytecode either way.
+`score`, `learn` and `predict` are that module's functions, firmware_c's kb_ckp.h, with the same
+results as the bytecode below (kbit.compat.native); `m.native` says which runs (NATIVE_WHY why
+not), `use_native(False)` switches back. Codes that are not a buffer of bytes (a list, say) take
+the bytecode either way. As in kbit.rkp, the kernel's context `_ctx` is made with the model and
+keeps no state of its own (firmware_c/natmod/kbn_mp.h).
 """
 from .compat import const, lock as _lock, unlock as _unlock
 
@@ -137,6 +139,8 @@ class CKP:
         # scratch, kb_ckp_t's 2M centres, on the native path (kbit.compat.native)
         self._c = array("H", bytes(4 * dims))
         self._set_count(count)
+        if _nat:  # the native kernel's context, made whether or not it runs now (use_native)
+            _nat.bind(self)
 
     def _set_count(self, n):
         """count = n and the schedule (b, n1) of contract 6.2, without a tuple."""
@@ -550,27 +554,21 @@ from .compat import NATIVE_STATUS as _STATUS, native as _native  # noqa: E402
 
 _nat = _native("ckp")
 NATIVE_WHY = _STATUS["ckp"]  # None when native, else why not
-_score_b = CKP._score
-_learn_b = CKP._learn
-
-
-def _score_n(self, u):
-    s = _nat.run(self, u, -1)
-    return _score_b(self, u) if s is None else s
-
-
-def _learn_n(self, u, y):
-    s = _nat.run(self, u, y)
-    return _learn_b(self, u, y) if s is None else s
+# The bytecode methods. On the native path the class's score, learn and predict are the native
+# module's own functions (no Python frame between the caller and the kernel); they run these
+# instead for what the kernel does not take (codes that are not a buffer of bytes, a wrong
+# length or label: the same errors, the same results).
+_py = (CKP.score, CKP.learn, CKP.predict)
+if _nat:
+    _nat.score_py, _nat.learn_py, _nat.predict_py = _py
 
 
 def use_native(on=True):
-    """Run CKP's score and learn in the native module (when it loaded) or in bytecode; returns
-    whether they are native now."""
+    """Run CKP's score, learn and predict in the native module (when it loaded) or in bytecode;
+    returns whether they are native now."""
     on = bool(on and _nat)
     CKP.native = on
-    CKP._score = _score_n if on else _score_b
-    CKP._learn = _learn_n if on else _learn_b
+    CKP.score, CKP.learn, CKP.predict = (_nat.score, _nat.learn, _nat.predict) if on else _py
     return on
 
 

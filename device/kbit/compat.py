@@ -10,7 +10,9 @@ paths of every model lock the heap around themselves: see docs/toolchain-notes.m
 its hot path -- learn/score/predict, update -- in the native module `_kb_<name>.mpy` when one
 for this port's architecture is installed beside kbit's modules, and in its own bytecode
 otherwise: the same API, the same model files, the same bits (every golden file is replayed
-both ways).
+both ways). On the native path the model class's hot methods are the native module's own
+functions, and each model carries a context `_ctx` made once from its attributes and bound again
+whenever Python changes them (firmware_c/natmod/kbn_mp.h).
 
     /lib/kbit/_kb_rkp.mpy  _kb_ckp.mpy  _kb_bonsai.mpy  _kb_protonn.mpy  _kb_assoc.mpy
 
@@ -93,7 +95,7 @@ def overhead():
 
 
 NATIVE = True  # False before importing the model modules: bytecode only
-NATIVE_ABI = 1  # the interface of the native modules (firmware_c/natmod/kbn.h, KBN_ABI)
+NATIVE_ABI = 2  # the interface of the native modules (firmware_c/natmod/kbn.h, KBN_ABI)
 NATIVE_STATUS = {}
 
 # sys.implementation._mpy >> 10: the native architecture of a port (py/persistentcode.h)

@@ -14,9 +14,10 @@ from the payload buffer with one forward cursor each. `update` and `predict` all
 and lock the heap while they run (where the port has micropython.heap_lock).
 
 Native kernel: where the native module _kb_protonn.mpy for this port is installed beside this
-file, `update`, `reset` and `predict` run firmware_c's kb_protonn.h instead of the bytecode,
-with the same results and fields (kbit.compat.native); its state (kb_protonn_t: the
-accumulators, the parsed pointers) lives in the model's bytearray `_ctx`. `m.native` says which
+file, `update`, `reset` and `predict` are that module's functions, firmware_c's kb_protonn.h,
+with the same results and fields as the bytecode (kbit.compat.native); its state (kb_protonn_t:
+the accumulators, the parsed pointers) lives in the model's context `_ctx`, opaque to Python,
+and the payload `buf` is then a bytes (what was checked cannot change). `m.native` says which
 runs (NATIVE_WHY why not); `use_native(False)` switches back (between inputs, not in the middle
 of one).
 """
@@ -109,6 +110,8 @@ class ProtoNN(Model):
         """A model from its payload (bytes-like, kept: the weights are read from it).
         ValueError when the payload is outside the contract."""
         buf = payload
+        if _nat and type(buf) is not bytes:  # the native kernel takes a payload that cannot
+            buf = bytes(buf)  # change after it was checked
         self.wbits, self.in_bits, self.dims, self.d = head(buf, "protonn")
         self.m = buf[5]
         self.classes = buf[6]
@@ -186,9 +189,9 @@ class ProtoNN(Model):
         for l in range(L):
             self.scores[l] = 0
         if _nat:  # the native kernel's state, made whether or not it runs now (use_native)
-            self._ctx = bytearray(_nat.size())
-            if _nat.init(self):
-                raise ValueError("the native kernel refused the payload")
+            err = _nat.bind(self)
+            if err:
+                raise ValueError("the native kernel refused the payload (error %d)" % err)
 
     @classmethod
     def _payload(cls, r):
@@ -277,23 +280,21 @@ from .compat import NATIVE_STATUS as _STATUS, native as _native  # noqa: E402
 
 _nat = _native("protonn")
 NATIVE_WHY = _STATUS["protonn"]  # None when native, else why not
-_update_b = ProtoNN.update
-_reset_b = ProtoNN.reset
-_predict_b = ProtoNN._predict
+# The bytecode methods. On the native path the class's update, reset and predict are the native
+# module's own functions (no Python frame between the caller and the kernel); a model without a
+# context (none here) runs these instead.
+_py = (ProtoNN.update, ProtoNN.reset, ProtoNN.predict)
 
 
-def _update_n(self, j, c):
-    if _nat.update(self, j, c):
-        raise ValueError("feature %d, code %d: indices increase, codes in 0..%d"
-                         % (j, c, self.proj.top))
+def _refused(self, j, c):
+    """What the native update runs for an update the kernel refuses: the bytecode's error."""
+    raise ValueError("feature %d, code %d: indices increase, codes in 0..%d"
+                     % (j, c, self.proj.top))
 
 
-def _reset_n(self):
-    _nat.reset(self)
-
-
-def _predict_n(self):
-    return _nat.predict(self)
+if _nat:
+    _nat.update_py, _nat.reset_py, _nat.predict_py = _py
+    _nat.update_err = _refused
 
 
 def use_native(on=True):
@@ -301,9 +302,8 @@ def use_native(on=True):
     bytecode; returns whether they are native now. Switch between inputs."""
     on = bool(on and _nat)
     ProtoNN.native = on
-    ProtoNN.update = _update_n if on else _update_b
-    ProtoNN.reset = _reset_n if on else _reset_b
-    ProtoNN._predict = _predict_n if on else _predict_b
+    ProtoNN.update, ProtoNN.reset, ProtoNN.predict = (
+        _nat.update, _nat.reset, _nat.predict) if on else _py
     return on
 
 

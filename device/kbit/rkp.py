@@ -22,9 +22,13 @@ is given up as soon as its partial distance shows that its weight is 0. Weights 
 smallest offsets are precomputed (32 bytes); larger offsets use the log method on the table.
 
 Native kernel: where the native module _kb_rkp.mpy for this port is installed beside this file,
-`score` and `learn` run firmware_c's kb_rkp.h instead of the bytecode below, with the same
-results (kbit.compat.native); `m.native` says which runs (NATIVE_WHY why not), `use_native(False)`
-switches back. Codes that are not a buffer of bytes (a list, say) take the bytecode either way.
+`score`, `learn` and `predict` are that module's functions, firmware_c's kb_rkp.h, with the same
+results as the bytecode below (kbit.compat.native); `m.native` says which runs (NATIVE_WHY why
+not), `use_native(False)` switches back. Codes that are not a buffer of bytes (a list, say) take
+the bytecode either way. The kernel's context, `_ctx`, is made with the model from its
+attributes, checked as the loader checks them, and keeps no state of its own: count, state,
+mistake and memory stay plain attributes, and the native module binds again, with every check,
+whenever Python has set, replaced or resized one of them (firmware_c/natmod/kbn_mp.h).
 """
 from .compat import const, lock as _lock, unlock as _unlock
 
@@ -112,6 +116,8 @@ class RKP:
         for i in range(len(w)):
             w[i] = weight(i, table, C)
         self._w = w
+        if _nat:  # the native kernel's context, made whether or not it runs now (use_native)
+            _nat.bind(self)
 
     # --- the model file (contract 4) ---
     @classmethod
@@ -423,27 +429,21 @@ from .compat import NATIVE_STATUS as _STATUS, native as _native  # noqa: E402
 
 _nat = _native("rkp")
 NATIVE_WHY = _STATUS["rkp"]  # None when native, else why not
-_score_b = RKP._score
-_learn_b = RKP._learn
-
-
-def _score_n(self, u):
-    s = _nat.run(self, u, -1)
-    return _score_b(self, u) if s is None else s
-
-
-def _learn_n(self, u, y):
-    s = _nat.run(self, u, y)
-    return _learn_b(self, u, y) if s is None else s
+# The bytecode methods. On the native path the class's score, learn and predict are the native
+# module's own functions (no Python frame between the caller and the kernel); they run these
+# instead for what the kernel does not take (codes that are not a buffer of bytes, a wrong
+# length or label: the same errors, the same results).
+_py = (RKP.score, RKP.learn, RKP.predict)
+if _nat:
+    _nat.score_py, _nat.learn_py, _nat.predict_py = _py
 
 
 def use_native(on=True):
-    """Run RKP's score and learn in the native module (when it loaded) or in bytecode; returns
-    whether they are native now."""
+    """Run RKP's score, learn and predict in the native module (when it loaded) or in bytecode;
+    returns whether they are native now."""
     on = bool(on and _nat)
     RKP.native = on
-    RKP._score = _score_n if on else _score_b
-    RKP._learn = _learn_n if on else _learn_b
+    RKP.score, RKP.learn, RKP.predict = (_nat.score, _nat.learn, _nat.predict) if on else _py
     return on
 
 

@@ -102,6 +102,78 @@ uint64_t __aeabi_idivmod(int32_t n, int32_t d)
 }
 #endif
 
+/* Switch tables: at -Os GCC compiles a dense switch for Thumb-1 as a call of libgcc's
+ * __gnu_thumb1_case_* with the table of branch offsets right after the call (byte or halfword
+ * entries, unsigned or signed): the helper reads entry r0 of the table at lr and returns past
+ * lr plus twice that entry. The same four instructions as libgcc's (lib1funcs.S). */
+#ifdef KBN_NEED_CASE
+__asm__("    .text\n"
+        "    .syntax unified\n"
+        "    .code 16\n"
+        "    .align 1\n"
+        "    .global __gnu_thumb1_case_uqi\n"
+        "    .thumb_func\n"
+        "    .type __gnu_thumb1_case_uqi, %function\n"
+        "__gnu_thumb1_case_uqi:\n"
+        "    push {r1}\n"
+        "    mov r1, lr\n"
+        "    lsrs r1, r1, #1\n"
+        "    lsls r1, r1, #1\n"
+        "    ldrb r1, [r1, r0]\n"
+        "    lsls r1, r1, #1\n"
+        "    add lr, lr, r1\n"
+        "    pop {r1}\n"
+        "    bx lr\n"
+        "    .size __gnu_thumb1_case_uqi, . - __gnu_thumb1_case_uqi\n"
+        "    .align 1\n"
+        "    .global __gnu_thumb1_case_sqi\n"
+        "    .thumb_func\n"
+        "    .type __gnu_thumb1_case_sqi, %function\n"
+        "__gnu_thumb1_case_sqi:\n"
+        "    push {r1}\n"
+        "    mov r1, lr\n"
+        "    lsrs r1, r1, #1\n"
+        "    lsls r1, r1, #1\n"
+        "    ldrsb r1, [r1, r0]\n"
+        "    lsls r1, r1, #1\n"
+        "    add lr, lr, r1\n"
+        "    pop {r1}\n"
+        "    bx lr\n"
+        "    .size __gnu_thumb1_case_sqi, . - __gnu_thumb1_case_sqi\n"
+        "    .align 1\n"
+        "    .global __gnu_thumb1_case_uhi\n"
+        "    .thumb_func\n"
+        "    .type __gnu_thumb1_case_uhi, %function\n"
+        "__gnu_thumb1_case_uhi:\n"
+        "    push {r0, r1}\n"
+        "    mov r1, lr\n"
+        "    lsrs r1, r1, #1\n"
+        "    lsls r0, r0, #1\n"
+        "    lsls r1, r1, #1\n"
+        "    ldrh r1, [r1, r0]\n"
+        "    lsls r1, r1, #1\n"
+        "    add lr, lr, r1\n"
+        "    pop {r0, r1}\n"
+        "    bx lr\n"
+        "    .size __gnu_thumb1_case_uhi, . - __gnu_thumb1_case_uhi\n"
+        "    .align 1\n"
+        "    .global __gnu_thumb1_case_shi\n"
+        "    .thumb_func\n"
+        "    .type __gnu_thumb1_case_shi, %function\n"
+        "__gnu_thumb1_case_shi:\n"
+        "    push {r0, r1}\n"
+        "    mov r1, lr\n"
+        "    lsrs r1, r1, #1\n"
+        "    lsls r0, r0, #1\n"
+        "    lsls r1, r1, #1\n"
+        "    ldrsh r1, [r1, r0]\n"
+        "    lsls r1, r1, #1\n"
+        "    add lr, lr, r1\n"
+        "    pop {r0, r1}\n"
+        "    bx lr\n"
+        "    .size __gnu_thumb1_case_shi, . - __gnu_thumb1_case_shi\n");
+#endif
+
 #ifdef KBN_NEED_MEMSET
 void *memset(void *s, int c, size_t n);
 void *memset(void *s, int c, size_t n)

@@ -2,90 +2,181 @@
  * _kb_assoc: kbit.assoc's prediction and learning step as a native module (kb_assoc.h,
  * issue 20).
  *
- *     run(model, u, y)   y = -1: the prediction for values u (kb_assoc_predict); y = 0..255:
- *                        one learning step (kb_assoc_learn). Stores count (and, learning, nc
- *                        and state) back into the model; returns the (predicted) label, or
- *                        None when u is not an array('b') (kbit then runs its bytecode).
- *     ABI                KBN_ABI (kbn.h)
+ *     bind(model)            check a kbit.assoc.Assoc and make its context, model._ctx
+ *                            (kbn_mp.h)
+ *     predict(model, u)      Assoc.predict and Assoc.learn, bound as methods by kbit: the
+ *     learn(model, u, y)     prediction for values u (kb_assoc_predict), one learning step
+ *                            (kb_assoc_learn). Set count (and, learning, nc and state); return
+ *                            the (predicted) label.
+ *     _predict, _learn       the same for Assoc._predict and Assoc._learn (what the public ones
+ *                            run in bytecode, after their checks)
+ *     predict_py, learn_py, _predict_py, _learn_py   kbit's bytecode methods: what runs when u
+ *                            is not an array('b') of length T, y not in 0..255, or the model
+ *                            has no context, and for learn a full class capacity (set by kbit)
+ *     ABI                    KBN_ABI (kbn.h)
  *
- * `model` is a kbit.assoc.Assoc: its approach, bits, P, d, cap, kt, R, nc and state attributes
- * and its buffers labels, nf (bytearray(cap) each), anchors (array('b'), cap*kt*P*d), conn (the
- * connection bits), _k (array('H'), P) and _dist (array('i'), P), kb_assoc_t's near and dist.
+ * The context is made from the model's approach, bits, P, d, cap, kt, R, nc, state and count
+ * attributes and its buffers labels, nf (bytearray(cap) each), anchors (array('b'),
+ * cap*kt*P*d), conn (the connection bits), _k (array('H'), P) and _dist (array('i'), P),
+ * kb_assoc_t's near and dist. The fill counters nf decide which anchor rows are read: they are
+ * checked at every call (Python may write them in place).
  */
 #include "kbn_mp.h"
 
-static mp_obj_t run(mp_obj_t self, mp_obj_t u_in, mp_obj_t y_in)
-{
-    const mp_int_t y = mp_obj_get_int(y_in);
-    mp_buffer_info_t u;
-    kb_assoc_t m;
-    mp_int_t approach, bits, P, d, cap, kt, R, nc, state;
-    size_t n;
-    int16_t pred;
-    uint8_t c;
+enum {
+    APPROACH, BITS, SUBS, DIM, CAP, KT, OUTS, NC, STATE, COUNT, LABELS, FILL, ANCHORS, CONN,
+    NEAR, DIST, NSLOT
+};
+KBN_CTX(NSLOT, kb_assoc_t);
 
-    if (!kbn_bytes(u_in, &u, 1))
-        return mp_const_none;
-    approach = kbn_int(self, MP_QSTR_approach);
-    bits = kbn_int(self, MP_QSTR_bits);
-    P = kbn_int(self, MP_QSTR_P);
-    d = kbn_int(self, MP_QSTR_d);
-    cap = kbn_int(self, MP_QSTR_cap);
-    kt = kbn_int(self, MP_QSTR_kt);
-    R = kbn_int(self, MP_QSTR_R);
-    nc = kbn_int(self, MP_QSTR_nc);
-    state = kbn_int(self, MP_QSTR_state);
-    if (approach < 0 || approach > 255 || bits < 0 || bits > 255 || P < 1 || P > 255 || d < 1 ||
-        d > 255 || cap < 1 || cap > 255 || kt < 1 || kt > 255 || R < 1 || R > 255 || nc < 0 ||
-        nc > cap || state < 1 || state > 0xFFFF || y < -1 || y > 255 ||
-        (mp_int_t)u.len != P * d ||
-        !kb_assoc_check_params((uint8_t)approach, (uint8_t)bits, (uint8_t)P, (uint8_t)d,
-                               (uint8_t)cap, (uint8_t)kt, (uint8_t)R, (uint8_t)nc,
-                               (uint16_t)state))
-        kbn_bad_state();
-    m.approach = (uint8_t)approach;
-    m.bits = (uint8_t)bits;
-    m.P = (uint8_t)P;
-    m.d = (uint8_t)d;
-    m.cap = (uint8_t)cap;
-    m.kt = (uint8_t)kt;
-    m.R = (uint8_t)R;
-    m.nc = (uint8_t)nc;
-    m.rng = (kb_rng_t)state;
-    m.labels = kbn_attr_buf(self, MP_QSTR_labels, 0, cap, MP_BUFFER_RW, NULL);
-    m.nf = kbn_attr_buf(self, MP_QSTR_nf, 0, cap, MP_BUFFER_RW, NULL);
-    m.anchors = kbn_attr_buf(self, MP_QSTR_anchors, 'b', cap * kt * P * d, MP_BUFFER_RW, NULL);
-    m.conn = kbn_attr_buf(self, MP_QSTR_conn, 0,
-                          (mp_int_t)kb_assoc_conn_bytes(m.P, m.cap, m.kt, m.R), MP_BUFFER_RW,
-                          NULL);
-    m.near = kbn_attr_buf(self, MP_QSTR__k, 'H', -1, MP_BUFFER_RW, &n);
-    if (n < 2u * (size_t)P)
-        kbn_bad_state();
-    m.dist = kbn_attr_buf(self, MP_QSTR__dist, 'i', -1, MP_BUFFER_RW, &n);
-    if (n < 4u * (size_t)P)
-        kbn_bad_state();
-    /* the fill counters decide which anchor rows are read: none past a class's k~ rows */
-    for (c = 0; c < m.cap; c++)
-        if (m.nf[c] > 1u + (uint32_t)(m.kt - 1u) * m.P)
-            kbn_bad_state();
-    m.count = 0;
-    m.changed = 0;
-    pred = kbn_assoc_step(&m, u.buf, (int)y);
-    if (pred == -2)
-        kbn_raise("kbit native: class capacity full");
-    kbn_set_int(self, MP_QSTR_count, m.count);
-    if (y >= 0) {
-        kbn_set_int(self, MP_QSTR_nc, m.nc);
-        kbn_set_int(self, MP_QSTR_state, m.rng);
-    }
-    return mp_obj_new_int(pred);
-}
-static MP_DEFINE_CONST_FUN_OBJ_3(run_obj, run);
+static KBN_TEXT mp_obj_t bind(mp_obj_t self);
+KBN_FUN(predict);
+KBN_FUN(learn);
+KBN_FUN(predict_);
+KBN_FUN(learn_);
+static MP_DEFINE_CONST_FUN_OBJ_1(bind_obj, bind);
 
+/* first in the text: 1.23's mpy_ld.py enters it by an 11-bit jump (kbn.h) */
 mp_obj_t mpy_init(mp_obj_fun_bc_t *self, size_t n_args, size_t n_kw, mp_obj_t *args)
 {
     MP_DYNRUNTIME_INIT_ENTRY
-    mp_store_global(MP_QSTR_ABI, MP_OBJ_NEW_SMALL_INT(KBN_ABI));
-    mp_store_global(MP_QSTR_run, MP_OBJ_FROM_PTR(&run_obj));
+    kbn_init();
+    rc.children = (void *)&kbn_g; /* each function keeps the bss (kbn_g) alive */
+    mp_store_global(MP_QSTR_bind, MP_OBJ_FROM_PTR(&bind_obj));
+    mp_store_global(MP_QSTR_predict, MP_DYNRUNTIME_MAKE_FUNCTION(predict));
+    mp_store_global(MP_QSTR_learn, MP_DYNRUNTIME_MAKE_FUNCTION(learn));
+    mp_store_global(MP_QSTR__predict, MP_DYNRUNTIME_MAKE_FUNCTION(predict_));
+    mp_store_global(MP_QSTR__learn, MP_DYNRUNTIME_MAKE_FUNCTION(learn_));
     MP_DYNRUNTIME_INIT_EXIT
+}
+
+#include "kbn_bind.h"
+
+/* Bind x to its model's attributes as they are now: every check, or ValueError. */
+static KBN_TEXT void rebind(ctx_t *x)
+{
+    kbn_head_t *h = &x->h;
+    mp_map_t *map = kbn_rebind(h);
+    kb_assoc_t *m = &x->k;
+    size_t n;
+    m->approach = (uint8_t)kbn_slot_int(h, map, APPROACH, MP_QSTR_approach, 0, 255);
+    m->bits = (uint8_t)kbn_slot_int(h, map, BITS, MP_QSTR_bits, 0, 255);
+    m->P = (uint8_t)kbn_slot_int(h, map, SUBS, MP_QSTR_P, 1, 255);
+    m->d = (uint8_t)kbn_slot_int(h, map, DIM, MP_QSTR_d, 1, 255);
+    m->cap = (uint8_t)kbn_slot_int(h, map, CAP, MP_QSTR_cap, 1, 255);
+    m->kt = (uint8_t)kbn_slot_int(h, map, KT, MP_QSTR_kt, 1, 255);
+    m->R = (uint8_t)kbn_slot_int(h, map, OUTS, MP_QSTR_R, 1, 255);
+    m->nc = (uint8_t)kbn_slot_int(h, map, NC, MP_QSTR_nc, 0, m->cap);
+    m->rng = (kb_rng_t)kbn_slot_int(h, map, STATE, MP_QSTR_state, 1, 0xFFFF);
+    kbn_slot(h, map, COUNT, MP_QSTR_count);
+    if (!kb_assoc_check_params(m->approach, m->bits, m->P, m->d, m->cap, m->kt, m->R, m->nc,
+                               m->rng))
+        kbn_bad_state();
+    m->labels = kbn_slot_buf(h, map, LABELS, MP_QSTR_labels, 0, m->cap, KBN_RW, NULL);
+    m->nf = kbn_slot_buf(h, map, FILL, MP_QSTR_nf, 0, m->cap, KBN_RW, NULL);
+    m->anchors = kbn_slot_buf(h, map, ANCHORS, MP_QSTR_anchors, 'b',
+                              (mp_int_t)m->cap * m->kt * m->P * m->d, KBN_RW, NULL);
+    m->conn = kbn_slot_buf(h, map, CONN, MP_QSTR_conn, 0,
+                           (mp_int_t)kb_assoc_conn_bytes(m->P, m->cap, m->kt, m->R), KBN_RW, NULL);
+    m->near = kbn_slot_buf(h, map, NEAR, MP_QSTR__k, 'H', -1, KBN_RW, &n);
+    if (n < 2u * (size_t)m->P)
+        kbn_bad_state();
+    m->dist = kbn_slot_buf(h, map, DIST, MP_QSTR__dist, 'i', -1, KBN_RW, &n);
+    if (n < 4u * (size_t)m->P)
+        kbn_bad_state();
+    kbn_bound(h, map);
+}
+
+static KBN_TEXT mp_obj_t bind(mp_obj_t self)
+{
+    ctx_t *x = (ctx_t *)kbn_find(self);
+    if (x == NULL)
+        x = (ctx_t *)kbn_new(self, sizeof(ctx_t), NSLOT);
+    rebind(x);
+    return mp_const_none;
+}
+
+/* The context of model `self` with values u of its length (bound again first when the model
+ * changed, its fill counters checked), or NULL: the bytecode runs the call. */
+static KBN_TEXT ctx_t *get(mp_obj_t self, mp_obj_t u_in, const int8_t **u)
+{
+    ctx_t *x = (ctx_t *)kbn_find(self);
+    const uint8_t *nf, *end;
+    uint32_t top;
+    size_t n;
+    if (x == NULL)
+        return NULL;
+    if (!kbn_fresh(&x->h))
+        rebind(x);
+    *u = kbn_codes(u_in, &n, 1);
+    if (*u == NULL || n != (size_t)x->k.P * x->k.d)
+        return NULL;
+    /* no fill counter past a class's k~ rows: they decide which anchor rows are read */
+    top = 1u + (uint32_t)(x->k.kt - 1u) * x->k.P;
+    for (nf = x->k.nf, end = nf + x->k.cap; nf < end; nf++)
+        if (*nf > top)
+            kbn_bad_state();
+    x->k.count = 0;
+    x->k.changed = 0;
+    return x;
+}
+
+/* predict and _predict; `py` names the fallback. */
+static KBN_TEXT mp_obj_t do_predict(mp_obj_t fun, size_t n_args, size_t n_kw, mp_obj_t *args,
+                                    qstr py)
+{
+    const int8_t *u;
+    ctx_t *x;
+    int16_t pred;
+    if (n_args == 2 && n_kw == 0 && (x = get(args[0], args[1], &u)) != NULL) {
+        pred = kbn_assoc_step(&x->k, u, -1);
+        kbn_put(&x->h, COUNT, kbn_small(x->k.count));
+        return kbn_small(pred);
+    }
+    return kbn_py(fun, py, n_args, n_kw, args);
+}
+
+/* learn and _learn; `py` names the fallback, which learn also takes when the class capacity is
+ * full (kbit's error; nothing has changed). */
+static KBN_TEXT mp_obj_t do_learn(mp_obj_t fun, size_t n_args, size_t n_kw, mp_obj_t *args,
+                                  qstr py)
+{
+    const int8_t *u;
+    ctx_t *x;
+    mp_int_t y;
+    int16_t pred;
+    if (n_args == 3 && n_kw == 0 && (y = kbn_arg(args[2], 0, 255)) >= 0 &&
+        (x = get(args[0], args[1], &u)) != NULL) {
+        pred = kbn_assoc_step(&x->k, u, (int)y);
+        if (pred == -2) {
+            if (py == MP_QSTR_learn_py)
+                return kbn_py(fun, py, n_args, n_kw, args);
+            kbn_raise("kbit native: class capacity full");
+        }
+        kbn_put(&x->h, COUNT, kbn_small(x->k.count));
+        kbn_put(&x->h, NC, kbn_small(x->k.nc));
+        kbn_put(&x->h, STATE, kbn_small(x->k.rng));
+        return kbn_small(pred);
+    }
+    return kbn_py(fun, py, n_args, n_kw, args);
+}
+
+KBN_FUN(predict)
+{
+    return do_predict(fun, n_args, n_kw, args, MP_QSTR_predict_py);
+}
+
+KBN_FUN(learn)
+{
+    return do_learn(fun, n_args, n_kw, args, MP_QSTR_learn_py);
+}
+
+KBN_FUN(predict_)
+{
+    return do_predict(fun, n_args, n_kw, args, MP_QSTR__predict_py);
+}
+
+KBN_FUN(learn_)
+{
+    return do_learn(fun, n_args, n_kw, args, MP_QSTR__learn_py);
 }

@@ -1,85 +1,147 @@
 /*
  * _kb_ckp: kbit.ckp's score and learning step as a native module (kb_ckp.h, issue 20).
  *
- *     run(model, u, y)   y = -1: the score of codes u; y = 0 or 1: one learning step
- *                        (kb_ckp_learn), which stores count, state, norm, _b, _n1 and mistake
- *                        back into the model. Returns the score (before learning), or None
- *                        when u is not a buffer of bytes: kbit then runs its bytecode.
- *     ABI                KBN_ABI (kbn.h)
+ *     bind(model)            check a kbit.ckp.CKP and make its context, model._ctx (kbn_mp.h)
+ *     score(model, u)        CKP.score, CKP.learn and CKP.predict, bound as methods by kbit:
+ *     learn(model, u, y)     the score (before learning), one learning step (kb_ckp_learn,
+ *     predict(model, u)      which sets count, state, norm, _b, _n1 and mistake), 1 if the
+ *                            score is > 0
+ *     score_py, learn_py, predict_py   kbit's bytecode methods: what runs when u is not a
+ *                            buffer of bytes of length dims, y not 0 or 1, or the model has no
+ *                            context (set by kbit)
+ *     ABI                    KBN_ABI (kbn.h)
  *
- * `model` is a kbit.ckp.CKP: its bits, dims, L, C, qstart, qshift, state, norm and count
- * attributes, its power table `table`, loss table `q`, memory `memory` (ceil(L/8) bytes) and
- * `_c`, an array('H') of at least 2*dims entries: kb_ckp_t's scratch (the centres of the point
- * and of a replaced support vector). The schedule (b, n1) is recomputed from count.
+ * The context is made from the model's bits, dims, L, C, qstart, qshift, state, norm, count,
+ * _b, _n1 and mistake attributes, its power table `table`, loss table `q`, memory `memory`
+ * (ceil(L/8) bytes) and `_c`, an array('H') of at least 2*dims entries: kb_ckp_t's scratch
+ * (the centres of the point and of a replaced support vector). The schedule (b, n1) is
+ * recomputed from count at every call.
  */
 #include "kbn_mp.h"
 
-static mp_obj_t run(mp_obj_t self, mp_obj_t u_in, mp_obj_t y_in)
-{
-    const mp_int_t y = mp_obj_get_int(y_in);
-    mp_buffer_info_t u;
-    kb_ckp_t m;
-    mp_int_t bits, dims, L, C, qstart, qshift, state, norm, count, top;
-    size_t n, nq;
-    uint8_t miss = 0;
-    int32_t s;
+enum {
+    BITS, DIMS, BUDGET, WSCALE, QSTART, QSHIFT, STATE, NORM, COUNT, SCHED_B, SCHED_N1, MISTAKE,
+    TABLE, QTAB, MEMORY, SCRATCH, NSLOT
+};
+KBN_CTX(NSLOT, kb_ckp_t);
 
-    if (!kbn_bytes(u_in, &u, 0))
-        return mp_const_none;
-    bits = kbn_int(self, MP_QSTR_bits);
-    dims = kbn_int(self, MP_QSTR_dims);
-    L = kbn_int(self, MP_QSTR_L);
-    C = kbn_int(self, MP_QSTR_C);
-    qstart = kbn_int(self, MP_QSTR_qstart);
-    qshift = kbn_int(self, MP_QSTR_qshift);
-    state = kbn_int(self, MP_QSTR_state);
-    norm = kbn_int(self, MP_QSTR_norm);
-    count = kbn_int(self, MP_QSTR_count);
-    if (bits < 1 || bits > 8 || dims < 1 || L < dims + 1 || L > 0xFFFF || C < 1 || C > 255 ||
-        qstart < 1 || qstart > 0xFFFF || qshift < 0 || qshift > 22 || state < 1 ||
-        state > 0xFFFF || norm < KB_CKP_NORM_MIN || norm > KB_CKP_NORM_MAX || count < 0 ||
-        count > L / (dims + 1) || (mp_int_t)u.len != dims || y < -1 || y > 1)
-        kbn_bad_state();
-    top = (2 << bits) - 1; /* the largest centre: distances stay below 2^30 */
-    if (dims > (mp_int_t)(KB_CKP_DIST_MAX / (mp_uint_t)(top * top)))
-        kbn_bad_state();
-    m.bits = (uint8_t)bits;
-    m.dims = (uint16_t)dims;
-    m.L = (uint16_t)L;
-    m.width = 0; /* the host's; the kernel never reads it */
-    m.C = (uint8_t)C;
-    m.table = kbn_attr_buf(self, MP_QSTR_table, 0, -1, MP_BUFFER_READ, &n);
-    m.q = kbn_attr_buf(self, MP_QSTR_q, 0, -1, MP_BUFFER_READ, &nq);
-    if (n > KB_TABLE_MAX || nq > 0xFFFF)
-        kbn_bad_state();
-    m.ntab = (uint8_t)n;
-    m.qstart = (uint16_t)qstart;
-    m.nq = (uint16_t)nq;
-    m.qshift = (uint8_t)qshift;
-    m.mem = kbn_attr_buf(self, MP_QSTR_memory, 0, (L + 7) / 8, MP_BUFFER_RW, NULL);
-    m.scratch = kbn_attr_buf(self, MP_QSTR__c, 'H', -1, MP_BUFFER_RW, &n);
-    if (n < 4u * (size_t)dims)
-        kbn_bad_state();
-    m.rng = (kb_rng_t)state;
-    m.count = (kb_ckp_count_t)count;
-    m.norm = (int32_t)norm;
-    s = kbn_ckp_step(&m, u.buf, (int)y, &miss);
-    if (y >= 0) {
-        kbn_set_int(self, MP_QSTR_count, m.count);
-        kbn_set_int(self, MP_QSTR_state, m.rng);
-        kbn_set_int(self, MP_QSTR_norm, m.norm);
-        kbn_set_int(self, MP_QSTR__b, m.b);
-        kbn_set_int(self, MP_QSTR__n1, m.n1);
-        mp_store_attr(self, MP_QSTR_mistake, mp_obj_new_bool(miss));
-    }
-    return mp_obj_new_int(s);
-}
-static MP_DEFINE_CONST_FUN_OBJ_3(run_obj, run);
+static KBN_TEXT mp_obj_t bind(mp_obj_t self);
+KBN_FUN(score);
+KBN_FUN(learn);
+KBN_FUN(predict);
+static MP_DEFINE_CONST_FUN_OBJ_1(bind_obj, bind);
 
+/* first in the text: 1.23's mpy_ld.py enters it by an 11-bit jump (kbn.h) */
 mp_obj_t mpy_init(mp_obj_fun_bc_t *self, size_t n_args, size_t n_kw, mp_obj_t *args)
 {
     MP_DYNRUNTIME_INIT_ENTRY
-    mp_store_global(MP_QSTR_ABI, MP_OBJ_NEW_SMALL_INT(KBN_ABI));
-    mp_store_global(MP_QSTR_run, MP_OBJ_FROM_PTR(&run_obj));
+    kbn_init();
+    rc.children = (void *)&kbn_g; /* each function keeps the bss (kbn_g) alive */
+    mp_store_global(MP_QSTR_bind, MP_OBJ_FROM_PTR(&bind_obj));
+    mp_store_global(MP_QSTR_score, MP_DYNRUNTIME_MAKE_FUNCTION(score));
+    mp_store_global(MP_QSTR_learn, MP_DYNRUNTIME_MAKE_FUNCTION(learn));
+    mp_store_global(MP_QSTR_predict, MP_DYNRUNTIME_MAKE_FUNCTION(predict));
     MP_DYNRUNTIME_INIT_EXIT
+}
+
+#include "kbn_bind.h"
+
+/* Bind x to its model's attributes as they are now: every check, or ValueError. */
+static KBN_TEXT void rebind(ctx_t *x)
+{
+    kbn_head_t *h = &x->h;
+    mp_map_t *map = kbn_rebind(h);
+    kb_ckp_t *m = &x->k;
+    mp_int_t top;
+    size_t n, nq;
+    m->bits = (uint8_t)kbn_slot_int(h, map, BITS, MP_QSTR_bits, 1, 8);
+    m->dims = (uint16_t)kbn_slot_int(h, map, DIMS, MP_QSTR_dims, 1, 0xFFFF);
+    m->L = (uint16_t)kbn_slot_int(h, map, BUDGET, MP_QSTR_L, (mp_int_t)m->dims + 1, 0xFFFF);
+    m->C = (uint8_t)kbn_slot_int(h, map, WSCALE, MP_QSTR_C, 1, 255);
+    m->qstart = (uint16_t)kbn_slot_int(h, map, QSTART, MP_QSTR_qstart, 1, 0xFFFF);
+    m->qshift = (uint8_t)kbn_slot_int(h, map, QSHIFT, MP_QSTR_qshift, 0, 22);
+    m->rng = (kb_rng_t)kbn_slot_int(h, map, STATE, MP_QSTR_state, 1, 0xFFFF);
+    m->norm = (int32_t)kbn_slot_int(h, map, NORM, MP_QSTR_norm, KB_CKP_NORM_MIN, KB_CKP_NORM_MAX);
+    m->count = (kb_ckp_count_t)kbn_slot_int(h, map, COUNT, MP_QSTR_count, 0,
+                                            m->L / (m->dims + 1));
+    kbn_slot(h, map, SCHED_B, MP_QSTR__b); /* derived from count: recomputed, stored back */
+    kbn_slot(h, map, SCHED_N1, MP_QSTR__n1);
+    kbn_slot(h, map, MISTAKE, MP_QSTR_mistake);
+    top = (2 << m->bits) - 1; /* the largest centre: distances stay below 2^30 */
+    if (m->dims > (mp_int_t)(KB_CKP_DIST_MAX / (mp_uint_t)(top * top)))
+        kbn_bad_state();
+    m->width = 0; /* the host's; the kernel never reads it */
+    m->table = kbn_slot_buf(h, map, TABLE, MP_QSTR_table, 0, -1, KBN_RO, &n);
+    m->q = kbn_slot_buf(h, map, QTAB, MP_QSTR_q, 0, -1, KBN_RO, &nq);
+    if (n > KB_TABLE_MAX || nq > 0xFFFF)
+        kbn_bad_state();
+    m->ntab = (uint8_t)n;
+    m->nq = (uint16_t)nq;
+    m->mem = kbn_slot_buf(h, map, MEMORY, MP_QSTR_memory, 0, (m->L + 7) / 8, KBN_RW, NULL);
+    m->scratch = kbn_slot_buf(h, map, SCRATCH, MP_QSTR__c, 'H', -1, KBN_RW, &n);
+    if (n < 4u * (size_t)m->dims)
+        kbn_bad_state();
+    kbn_bound(h, map);
+}
+
+static KBN_TEXT mp_obj_t bind(mp_obj_t self)
+{
+    ctx_t *x = (ctx_t *)kbn_find(self);
+    if (x == NULL)
+        x = (ctx_t *)kbn_new(self, sizeof(ctx_t), NSLOT);
+    rebind(x);
+    return mp_const_none;
+}
+
+/* The context of model `self` with codes u of its length (bound again first when the model
+ * changed), or NULL: the bytecode runs the call. */
+static KBN_TEXT ctx_t *get(mp_obj_t self, mp_obj_t u_in, const uint8_t **u)
+{
+    ctx_t *x = (ctx_t *)kbn_find(self);
+    size_t n;
+    if (x == NULL)
+        return NULL;
+    if (!kbn_fresh(&x->h))
+        rebind(x);
+    *u = kbn_codes(u_in, &n, 0);
+    return *u != NULL && n == x->k.dims ? x : NULL;
+}
+
+KBN_FUN(score)
+{
+    const uint8_t *u;
+    ctx_t *x;
+    if (n_args == 2 && n_kw == 0 && (x = get(args[0], args[1], &u)) != NULL)
+        return kbn_int(kbn_ckp_step(&x->k, u, -1, NULL));
+    return kbn_py(fun, MP_QSTR_score_py, n_args, n_kw, args);
+}
+
+KBN_FUN(predict)
+{
+    const uint8_t *u;
+    ctx_t *x;
+    if (n_args == 2 && n_kw == 0 && (x = get(args[0], args[1], &u)) != NULL)
+        return kbn_small(kbn_ckp_step(&x->k, u, -1, NULL) > 0);
+    return kbn_py(fun, MP_QSTR_predict_py, n_args, n_kw, args);
+}
+
+KBN_FUN(learn)
+{
+    const uint8_t *u;
+    ctx_t *x;
+    mp_int_t y;
+    uint8_t miss = 0;
+    int32_t s;
+    if (n_args == 3 && n_kw == 0 && (y = kbn_arg(args[2], 0, 1)) >= 0 &&
+        (x = get(args[0], args[1], &u)) != NULL) {
+        s = kbn_ckp_step(&x->k, u, (int)y, &miss);
+        kbn_put(&x->h, COUNT, kbn_small(x->k.count));
+        kbn_put(&x->h, STATE, kbn_small(x->k.rng));
+        kbn_put(&x->h, NORM, kbn_small(x->k.norm));
+        kbn_put(&x->h, SCHED_B, kbn_small(x->k.b));
+        kbn_put(&x->h, SCHED_N1, kbn_small(x->k.n1));
+        kbn_put(&x->h, MISTAKE, miss ? mp_const_true : mp_const_false);
+        return kbn_int(s);
+    }
+    return kbn_py(fun, MP_QSTR_learn_py, n_args, n_kw, args);
 }

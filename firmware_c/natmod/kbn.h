@@ -2,10 +2,11 @@
  * kbn.h - what the native modules of firmware_c/natmod share (issue 20).
  *
  * Each module is two translation units:
- *   <model>.c       the MicroPython glue (py/dynruntime.h): arguments, buffers, the model
- *                   object's attributes, mpy_init. Small, and first in the link, so that the
- *                   entry jump of MicroPython 1.23's mpy_ld.py (an 11-bit Thumb branch on
- *                   armv6m) always reaches mpy_init.
+ *   <model>.c       the MicroPython glue (py/dynruntime.h, kbn_mp.h, kbn_bind.h): binding the
+ *                   model, the calls, mpy_init. First in the link, with mpy_init alone in its
+ *                   .text (every other glue function is in .text.kbn), so that the entry jump
+ *                   of MicroPython 1.23's mpy_ld.py (an 11-bit Thumb branch on armv6m) always
+ *                   reaches mpy_init.
  *   kern_<model>.c  the kernel: the firmware_c header's functions, called as they are, compiled
  *                   with the C runtime's strict warnings. It never includes MicroPython.
  * This header declares what the kernel files export, with the firmware_c types. The integer
@@ -34,7 +35,7 @@
 
 /* The interface version of the modules: kbit refuses a module whose ABI global differs (a
  * stale build beside a newer kbit). */
-#define KBN_ABI 1
+#define KBN_ABI 2
 
 /* kern_rkp.c: the score (y < 0) or one learning step (y = 0, 1) of kb_rkp.h. */
 int32_t kbn_rkp_step(kb_rkp_t *m, const uint8_t *u, int y, uint8_t *mistake);

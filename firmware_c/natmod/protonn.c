@@ -1,106 +1,135 @@
 /*
  * _kb_protonn: kbit.protonn's streamed prediction as a native module (kb_protonn.h, issue 20).
  *
- *     size()                 bytes of the model's context (kb_protonn_t and where it points)
- *     init(model)            parse model.buf (the payload kbit has checked) into model._ctx,
- *                            a bytearray(size()); 0, or kb_err_t's code
- *     update(model, j, c)    feature j has code c (kb_protonn_update): 0, or -1 for an index
- *                            not above the previous one, beyond dims, or a code above 2^B - 1
- *     reset(model)           drop the input in progress
- *     predict(model)         the prediction (kb_protonn_predict); model.P, model.D, model.k
- *                            and model.scores (array('i') each) get the projection, the
- *                            distances, the kernel values and the scores
+ *     bind(model)            parse model.buf (the payload kbit has checked, a bytes) into a new
+ *                            context, model._ctx (kbn_mp.h): kb_protonn_t, the input in
+ *                            progress included. 0, or kb_err_t's code
+ *     update(model, j, c)    ProtoNN.update, reset and predict, bound as methods by kbit:
+ *     reset(model)           feature j has code c (kb_protonn_update); drop the input in
+ *     predict(model)         progress; the prediction (kb_protonn_predict), with model.P,
+ *                            model.D, model.k and model.scores (array('i') each) set
+ *     update_py, reset_py, predict_py   kbit's bytecode methods, for a model without a context
+ *     update_err             what raises kbit's error for an update the kernel refuses (an index
+ *                            not above the previous one, beyond dims, a code above 2^B - 1)
  *     ABI                    KBN_ABI (kbn.h)
  *
- * The context points into model.buf, whose address it keeps: a call on a context that does
- * not belong to the model's current payload raises ValueError.
+ * A context is bound to the payload it parsed: a model whose buf is replaced is parsed again
+ * (which drops the input in progress). The payload must be a bytes: the kernel walks its matrices
+ * at every update and prediction, so its contents must not change after the parse.
  */
 #include "kbn_mp.h"
 
+enum { BUF, PROJ, DIST, KERN, SCORES, NSLOT };
 typedef struct {
-    kb_protonn_t m;
-    const void *payload; /* model.buf's data and length at init */
+    kbn_head_t h;
+    kbn_slot_t s[NSLOT];
+    const void *payload; /* what k was parsed from */
     size_t len;
+    kb_protonn_t k;
 } ctx_t;
 
-/* The model's context, checked against its payload. */
-static ctx_t *ctx(mp_obj_t self)
-{
-    ctx_t *x = kbn_attr_buf(self, MP_QSTR__ctx, 0, sizeof(ctx_t), MP_BUFFER_RW, NULL);
-    size_t len;
-    const void *pl = kbn_attr_buf(self, MP_QSTR_buf, 0, -1, MP_BUFFER_READ, &len);
-    if (((uintptr_t)x & (sizeof(void *) - 1)) != 0 || x->payload != pl || x->len != len)
-        kbn_raise("kbit native: the model's context does not match its payload");
-    return x;
-}
+static KBN_TEXT mp_obj_t bind(mp_obj_t self);
+KBN_FUN(update);
+KBN_FUN(reset);
+KBN_FUN(predict);
+static MP_DEFINE_CONST_FUN_OBJ_1(bind_obj, bind);
 
-static mp_obj_t size(void)
-{
-    return MP_OBJ_NEW_SMALL_INT(sizeof(ctx_t));
-}
-static MP_DEFINE_CONST_FUN_OBJ_0(size_obj, size);
-
-static mp_obj_t init(mp_obj_t self)
-{
-    ctx_t *x = kbn_attr_buf(self, MP_QSTR__ctx, 0, sizeof(ctx_t), MP_BUFFER_RW, NULL);
-    size_t len;
-    const uint8_t *pl = kbn_attr_buf(self, MP_QSTR_buf, 0, -1, MP_BUFFER_READ, &len);
-    int err;
-    if (((uintptr_t)x & (sizeof(void *) - 1)) != 0)
-        kbn_raise("kbit native: misaligned context");
-    err = kbn_protonn_init(&x->m, pl, (uint32_t)len);
-    x->payload = err ? NULL : pl;
-    x->len = len;
-    return MP_OBJ_NEW_SMALL_INT(err);
-}
-static MP_DEFINE_CONST_FUN_OBJ_1(init_obj, init);
-
-static mp_obj_t update(mp_obj_t self, mp_obj_t j_in, mp_obj_t c_in)
-{
-    ctx_t *x = ctx(self);
-    const mp_int_t j = mp_obj_get_int(j_in), c = mp_obj_get_int(c_in);
-    if (j < 0 || j > 0xFFFF || c < 0 || c > 255)
-        return MP_OBJ_NEW_SMALL_INT(-1);
-    return MP_OBJ_NEW_SMALL_INT(kbn_protonn_update(&x->m, (uint16_t)j, (uint8_t)c));
-}
-static MP_DEFINE_CONST_FUN_OBJ_3(update_obj, update);
-
-static mp_obj_t reset(mp_obj_t self)
-{
-    kbn_protonn_reset(&ctx(self)->m);
-    return mp_const_none;
-}
-static MP_DEFINE_CONST_FUN_OBJ_1(reset_obj, reset);
-
-static mp_obj_t predict(mp_obj_t self)
-{
-    kb_protonn_t *m = &ctx(self)->m;
-    int32_t *P = kbn_attr_buf(self, MP_QSTR_P, 'i', 4 * (mp_int_t)m->proj.d, MP_BUFFER_RW, NULL);
-    int32_t *D = kbn_attr_buf(self, MP_QSTR_D, 'i', 4 * (mp_int_t)m->m, MP_BUFFER_RW, NULL);
-    int32_t *K = kbn_attr_buf(self, MP_QSTR_k, 'i', 4 * (mp_int_t)m->m, MP_BUFFER_RW, NULL);
-    int32_t *S = kbn_attr_buf(self, MP_QSTR_scores, 'i', 4 * (mp_int_t)m->L, MP_BUFFER_RW, NULL);
-    const uint32_t y = kbn_protonn_predict(m);
-    uint8_t i;
-    for (i = 0; i < m->proj.d; i++)
-        P[i] = m->P[i];
-    for (i = 0; i < m->m; i++) {
-        D[i] = m->D[i];
-        K[i] = m->k[i];
-    }
-    for (i = 0; i < m->L; i++)
-        S[i] = m->scores[i];
-    return mp_obj_new_int_from_uint(y);
-}
-static MP_DEFINE_CONST_FUN_OBJ_1(predict_obj, predict);
-
+/* first in the text: 1.23's mpy_ld.py enters it by an 11-bit jump (kbn.h) */
 mp_obj_t mpy_init(mp_obj_fun_bc_t *self, size_t n_args, size_t n_kw, mp_obj_t *args)
 {
     MP_DYNRUNTIME_INIT_ENTRY
-    mp_store_global(MP_QSTR_ABI, MP_OBJ_NEW_SMALL_INT(KBN_ABI));
-    mp_store_global(MP_QSTR_size, MP_OBJ_FROM_PTR(&size_obj));
-    mp_store_global(MP_QSTR_init, MP_OBJ_FROM_PTR(&init_obj));
-    mp_store_global(MP_QSTR_update, MP_OBJ_FROM_PTR(&update_obj));
-    mp_store_global(MP_QSTR_reset, MP_OBJ_FROM_PTR(&reset_obj));
-    mp_store_global(MP_QSTR_predict, MP_OBJ_FROM_PTR(&predict_obj));
+    kbn_init();
+    rc.children = (void *)&kbn_g; /* each function keeps the bss (kbn_g) alive */
+    mp_store_global(MP_QSTR_bind, MP_OBJ_FROM_PTR(&bind_obj));
+    mp_store_global(MP_QSTR_update, MP_DYNRUNTIME_MAKE_FUNCTION(update));
+    mp_store_global(MP_QSTR_reset, MP_DYNRUNTIME_MAKE_FUNCTION(reset));
+    mp_store_global(MP_QSTR_predict, MP_DYNRUNTIME_MAKE_FUNCTION(predict));
     MP_DYNRUNTIME_INIT_EXIT
+}
+
+#include "kbn_bind.h"
+
+/* Bind x to its model's attributes as they are now; the payload is parsed again when it is not
+ * the one x was parsed from. 0, or kb_err_t's code (x is then left unbound). */
+static KBN_TEXT int rebind(ctx_t *x)
+{
+    kbn_head_t *h = &x->h;
+    mp_map_t *map = kbn_rebind(h);
+    size_t len;
+    const uint8_t *pl = kbn_slot_buf(h, map, BUF, MP_QSTR_buf, 0, -1, KBN_FIXED, &len);
+    if (pl != x->payload || len != x->len) {
+        const int err = kbn_protonn_init(&x->k, pl, (uint32_t)len);
+        x->payload = NULL;
+        if (err)
+            return err;
+        x->payload = pl;
+        x->len = len;
+    }
+    kbn_slot_buf(h, map, PROJ, MP_QSTR_P, 'i', 4 * (mp_int_t)x->k.proj.d, KBN_RW, NULL);
+    kbn_slot_buf(h, map, DIST, MP_QSTR_D, 'i', 4 * (mp_int_t)x->k.m, KBN_RW, NULL);
+    kbn_slot_buf(h, map, KERN, MP_QSTR_k, 'i', 4 * (mp_int_t)x->k.m, KBN_RW, NULL);
+    kbn_slot_buf(h, map, SCORES, MP_QSTR_scores, 'i', 4 * (mp_int_t)x->k.L, KBN_RW, NULL);
+    kbn_bound(h, map);
+    return 0;
+}
+
+static KBN_TEXT mp_obj_t bind(mp_obj_t self)
+{
+    ctx_t *x = (ctx_t *)kbn_new(self, sizeof(ctx_t), NSLOT);
+    return MP_OBJ_NEW_SMALL_INT(rebind(x));
+}
+
+/* The context of model `self` (bound again first when the model changed), or NULL. */
+static KBN_TEXT ctx_t *get(mp_obj_t self)
+{
+    ctx_t *x = (ctx_t *)kbn_find(self);
+    if (x != NULL && !kbn_fresh(&x->h) && rebind(x) != 0)
+        kbn_raise("kbit native: the model's payload is outside the native kernel");
+    return x;
+}
+
+KBN_FUN(update)
+{
+    ctx_t *x;
+    mp_int_t j, c;
+    if (n_args != 3 || n_kw != 0 || (x = get(args[0])) == NULL)
+        return kbn_py(fun, MP_QSTR_update_py, n_args, n_kw, args);
+    j = kbn_arg(args[1], 0, 0xFFFF);
+    c = kbn_arg(args[2], 0, 255);
+    if (j < 0 || c < 0 || kbn_protonn_update(&x->k, (uint16_t)j, (uint8_t)c) != 0)
+        return kbn_py(fun, MP_QSTR_update_err, n_args, n_kw, args);
+    return mp_const_none;
+}
+
+KBN_FUN(reset)
+{
+    ctx_t *x;
+    if (n_args != 1 || n_kw != 0 || (x = get(args[0])) == NULL)
+        return kbn_py(fun, MP_QSTR_reset_py, n_args, n_kw, args);
+    kbn_protonn_reset(&x->k);
+    return mp_const_none;
+}
+
+KBN_FUN(predict)
+{
+    ctx_t *x;
+    int32_t *P, *D, *K, *S;
+    uint32_t y;
+    uint8_t i;
+    if (n_args != 1 || n_kw != 0 || (x = get(args[0])) == NULL)
+        return kbn_py(fun, MP_QSTR_predict_py, n_args, n_kw, args);
+    y = kbn_protonn_predict(&x->k);
+    P = (int32_t *)x->h.slot[PROJ].items;
+    D = (int32_t *)x->h.slot[DIST].items;
+    K = (int32_t *)x->h.slot[KERN].items;
+    S = (int32_t *)x->h.slot[SCORES].items;
+    for (i = 0; i < x->k.proj.d; i++)
+        P[i] = x->k.P[i];
+    for (i = 0; i < x->k.m; i++) {
+        D[i] = x->k.D[i];
+        K[i] = x->k.k[i];
+    }
+    for (i = 0; i < x->k.L; i++)
+        S[i] = x->k.scores[i];
+    return mp_obj_new_int_from_uint(y);
 }

@@ -1,70 +1,125 @@
 /*
  * _kb_rkp: kbit.rkp's score and learning step as a native module (kb_rkp.h, issue 20).
  *
- *     run(model, u, y)   y = -1: the score of codes u; y = 0 or 1: one learning step
- *                        (kb_rkp_learn), which stores count, state and mistake back into the
- *                        model. Returns the score (before learning), or None when u is not a
- *                        buffer of bytes: kbit then runs its bytecode.
- *     ABI                KBN_ABI (kbn.h)
+ *     bind(model)            check a kbit.rkp.RKP and make its context, model._ctx (kbn_mp.h)
+ *     score(model, u)        RKP.score, RKP.learn and RKP.predict, bound as methods by kbit:
+ *     learn(model, u, y)     the score (before learning), one learning step (kb_rkp_learn,
+ *     predict(model, u)      which sets count, state and mistake), 1 if the score is > 0
+ *     score_py, learn_py, predict_py   kbit's bytecode methods: what runs when u is not a
+ *                            buffer of bytes of length dims, y not 0 or 1, or the model has no
+ *                            context (set by kbit)
+ *     ABI                    KBN_ABI (kbn.h)
  *
- * `model` is a kbit.rkp.RKP: its kernel, bits, dims, budget, C, state and count attributes,
- * its power table `table` and its support-vector memory `memory` (a bytearray of exactly
- * ceil(T*(M*B+1)/8) bytes) are what kb_rkp_t points at for the call.
+ * The context is made from the model's kernel, bits, dims, budget, C, state, count and mistake
+ * attributes, its power table `table` and its support-vector memory `memory` (a bytearray of
+ * exactly ceil(T*(M*B+1)/8) bytes), checked as kbit's loader checks them.
  */
 #include "kbn_mp.h"
 
-static mp_obj_t run(mp_obj_t self, mp_obj_t u_in, mp_obj_t y_in)
-{
-    const mp_int_t y = mp_obj_get_int(y_in);
-    mp_buffer_info_t u;
-    kb_rkp_t m;
-    mp_int_t kernel, bits, dims, budget, C, state, count;
-    size_t ntab;
-    uint8_t miss = 0;
-    int32_t s;
+enum { KERNEL, BITS, DIMS, BUDGET, WSCALE, STATE, COUNT, MISTAKE, TABLE, MEMORY, NSLOT };
+KBN_CTX(NSLOT, kb_rkp_t);
 
-    if (!kbn_bytes(u_in, &u, 0))
-        return mp_const_none;
-    kernel = kbn_int(self, MP_QSTR_kernel);
-    bits = kbn_int(self, MP_QSTR_bits);
-    dims = kbn_int(self, MP_QSTR_dims);
-    budget = kbn_int(self, MP_QSTR_budget);
-    C = kbn_int(self, MP_QSTR_C);
-    state = kbn_int(self, MP_QSTR_state);
-    count = kbn_int(self, MP_QSTR_count);
-    if (kernel < 0 || kernel > KB_KERNEL_RBF || bits < 1 || bits > 8 || dims < 1 ||
-        dims > 0xFFFF || budget < 1 || budget > 0xFFFF || C < 1 || C > 255 || state < 1 ||
-        state > 0xFFFF || count < 0 || count > budget || (mp_int_t)u.len != dims || y < -1 ||
-        y > 1)
-        kbn_bad_state();
-    m.kernel = (uint8_t)kernel;
-    m.bits = (uint8_t)bits;
-    m.dims = (uint16_t)dims;
-    m.budget = (uint16_t)budget;
-    m.width = 0; /* the host's; the kernel never reads it */
-    m.C = (uint8_t)C;
-    m.table = kbn_attr_buf(self, MP_QSTR_table, 0, -1, MP_BUFFER_READ, &ntab);
-    if (ntab > KB_TABLE_MAX)
-        kbn_bad_state();
-    m.ntab = (uint8_t)ntab;
-    m.mem = kbn_attr_buf(self, MP_QSTR_memory, 0,
-                         (mp_int_t)kb_rkp_mem_bytes(m.budget, m.dims, m.bits), MP_BUFFER_RW, NULL);
-    m.rng = (kb_rng_t)state;
-    m.count = (kb_count_t)count;
-    s = kbn_rkp_step(&m, u.buf, (int)y, &miss);
-    if (y >= 0) {
-        kbn_set_int(self, MP_QSTR_count, m.count);
-        kbn_set_int(self, MP_QSTR_state, m.rng);
-        mp_store_attr(self, MP_QSTR_mistake, mp_obj_new_bool(miss));
-    }
-    return mp_obj_new_int(s);
-}
-static MP_DEFINE_CONST_FUN_OBJ_3(run_obj, run);
+static KBN_TEXT mp_obj_t bind(mp_obj_t self);
+KBN_FUN(score);
+KBN_FUN(learn);
+KBN_FUN(predict);
+static MP_DEFINE_CONST_FUN_OBJ_1(bind_obj, bind);
 
+/* first in the text: 1.23's mpy_ld.py enters it by an 11-bit jump (kbn.h) */
 mp_obj_t mpy_init(mp_obj_fun_bc_t *self, size_t n_args, size_t n_kw, mp_obj_t *args)
 {
     MP_DYNRUNTIME_INIT_ENTRY
-    mp_store_global(MP_QSTR_ABI, MP_OBJ_NEW_SMALL_INT(KBN_ABI));
-    mp_store_global(MP_QSTR_run, MP_OBJ_FROM_PTR(&run_obj));
+    kbn_init();
+    rc.children = (void *)&kbn_g; /* each function keeps the bss (kbn_g) alive */
+    mp_store_global(MP_QSTR_bind, MP_OBJ_FROM_PTR(&bind_obj));
+    mp_store_global(MP_QSTR_score, MP_DYNRUNTIME_MAKE_FUNCTION(score));
+    mp_store_global(MP_QSTR_learn, MP_DYNRUNTIME_MAKE_FUNCTION(learn));
+    mp_store_global(MP_QSTR_predict, MP_DYNRUNTIME_MAKE_FUNCTION(predict));
     MP_DYNRUNTIME_INIT_EXIT
+}
+
+#include "kbn_bind.h"
+
+/* Bind x to its model's attributes as they are now: every check, or ValueError. */
+static KBN_TEXT void rebind(ctx_t *x)
+{
+    kbn_head_t *h = &x->h;
+    mp_map_t *map = kbn_rebind(h);
+    kb_rkp_t *m = &x->k;
+    size_t ntab;
+    m->kernel = (uint8_t)kbn_slot_int(h, map, KERNEL, MP_QSTR_kernel, 0, KB_KERNEL_RBF);
+    m->bits = (uint8_t)kbn_slot_int(h, map, BITS, MP_QSTR_bits, 1, 8);
+    m->dims = (uint16_t)kbn_slot_int(h, map, DIMS, MP_QSTR_dims, 1, 0xFFFF);
+    m->budget = (uint16_t)kbn_slot_int(h, map, BUDGET, MP_QSTR_budget, 1, 0xFFFF);
+    m->C = (uint8_t)kbn_slot_int(h, map, WSCALE, MP_QSTR_C, 1, 255);
+    m->rng = (kb_rng_t)kbn_slot_int(h, map, STATE, MP_QSTR_state, 1, 0xFFFF);
+    m->count = (kb_count_t)kbn_slot_int(h, map, COUNT, MP_QSTR_count, 0, m->budget);
+    kbn_slot(h, map, MISTAKE, MP_QSTR_mistake);
+    m->width = 0; /* the host's; the kernel never reads it */
+    m->table = kbn_slot_buf(h, map, TABLE, MP_QSTR_table, 0, -1, KBN_RO, &ntab);
+    if (ntab > KB_TABLE_MAX)
+        kbn_bad_state();
+    m->ntab = (uint8_t)ntab;
+    m->mem = kbn_slot_buf(h, map, MEMORY, MP_QSTR_memory, 0,
+                          (mp_int_t)kb_rkp_mem_bytes(m->budget, m->dims, m->bits), KBN_RW, NULL);
+    kbn_bound(h, map);
+}
+
+static KBN_TEXT mp_obj_t bind(mp_obj_t self)
+{
+    ctx_t *x = (ctx_t *)kbn_find(self);
+    if (x == NULL)
+        x = (ctx_t *)kbn_new(self, sizeof(ctx_t), NSLOT);
+    rebind(x);
+    return mp_const_none;
+}
+
+/* The context of model `self` with codes u of its length (bound again first when the model
+ * changed), or NULL: the bytecode runs the call. */
+static KBN_TEXT ctx_t *get(mp_obj_t self, mp_obj_t u_in, const uint8_t **u)
+{
+    ctx_t *x = (ctx_t *)kbn_find(self);
+    size_t n;
+    if (x == NULL)
+        return NULL;
+    if (!kbn_fresh(&x->h))
+        rebind(x);
+    *u = kbn_codes(u_in, &n, 0);
+    return *u != NULL && n == x->k.dims ? x : NULL;
+}
+
+KBN_FUN(score)
+{
+    const uint8_t *u;
+    ctx_t *x;
+    if (n_args == 2 && n_kw == 0 && (x = get(args[0], args[1], &u)) != NULL)
+        return kbn_int(kbn_rkp_step(&x->k, u, -1, NULL));
+    return kbn_py(fun, MP_QSTR_score_py, n_args, n_kw, args);
+}
+
+KBN_FUN(predict)
+{
+    const uint8_t *u;
+    ctx_t *x;
+    if (n_args == 2 && n_kw == 0 && (x = get(args[0], args[1], &u)) != NULL)
+        return kbn_small(kbn_rkp_step(&x->k, u, -1, NULL) > 0);
+    return kbn_py(fun, MP_QSTR_predict_py, n_args, n_kw, args);
+}
+
+KBN_FUN(learn)
+{
+    const uint8_t *u;
+    ctx_t *x;
+    mp_int_t y;
+    uint8_t miss = 0;
+    int32_t s;
+    if (n_args == 3 && n_kw == 0 && (y = kbn_arg(args[2], 0, 1)) >= 0 &&
+        (x = get(args[0], args[1], &u)) != NULL) {
+        s = kbn_rkp_step(&x->k, u, (int)y, &miss);
+        kbn_put(&x->h, COUNT, kbn_small(x->k.count));
+        kbn_put(&x->h, STATE, kbn_small(x->k.rng));
+        kbn_put(&x->h, MISTAKE, miss ? mp_const_true : mp_const_false);
+        return kbn_int(s);
+    }
+    return kbn_py(fun, MP_QSTR_learn_py, n_args, n_kw, args);
 }
