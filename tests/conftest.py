@@ -17,3 +17,11 @@ def need(missing):
     if IN_CI:
         pytest.fail("toolchain missing under CI=true: %s" % missing)
     pytest.skip("toolchain missing: %s" % missing)
+
+
+def replay_fields(stdout):
+    """A replay script's (tools/replay) fields after its first line, which says the path kbit
+    ran ("path native" or "path bytecode: why")."""
+    head, _, rest = stdout.partition("\n")
+    assert head.startswith("path "), stdout
+    return rest.split()

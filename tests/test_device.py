@@ -13,7 +13,7 @@ import random
 import re
 
 import pytest
-from conftest import need
+from conftest import need, replay_fields
 
 from kilobit.core import kbfile
 from kilobit.models.rkp.model import RKPInt, mem_bytes, power_table
@@ -390,7 +390,7 @@ def test_allocation_under_lock_fails_the_replay(tmp_path):
     assert p.returncode == 1 and "MemoryError" in p.stderr, p.stderr
     p = run([REPLAY, "/m.kb", "/steps.txt", "/mem.bin"],  # the real kbit passes the same step
             files=[("/m.kb", str(model)), ("/steps.txt", str(steps))])
-    assert p.returncode == 0 and p.stdout.split() == ["0", "0", "1", "1"], p.stderr
+    assert p.returncode == 0 and replay_fields(p.stdout) == ["0", "0", "1", "1"], p.stderr
 
 
 # --- (2) RAM accounting ------------------------------------------------------------------------

@@ -13,7 +13,8 @@
 # appends the support-vector memory to MEMOUT (binary: far cheaper than printing it).
 # The first line printed says which path runs: "path native" or "path bytecode: why".
 # With TIMES, each step's clock ticks (kbit.compat: cycles on the emulated Pico, else
-# microseconds) go there, a line each, after a line "overhead N" (what the clock itself reads).
+# microseconds) go there, a line each, after a line "overhead N" (what the clock itself reads):
+# around the learn or score call alone (a query's predict runs after the clock stops).
 import sys
 
 import micropython
@@ -24,7 +25,6 @@ from kbit.rkp import RKP
 
 model_path, steps_path, mem_path = sys.argv[1:4]
 times = [] if len(sys.argv) > 4 else None
-t0 = dt = 0
 
 # the lock must really lock, or the replay would prove nothing (the global exists before the
 # lock: adding a name to the module's dict under the lock may need to grow it)
@@ -45,44 +45,51 @@ Model = CKP if len(head) == 6 and head[5] == 2 else RKP
 with open(model_path, "rb") as f:
     m = Model.load(f)
 print("path", path(m, "ckp" if Model is CKP else "rkp"))
-u = bytearray(m.dims)
-M = m.dims
-lock = micropython.heap_lock
-unlock = micropython.heap_unlock
-s = p = mistake = 0
+def replay(m, steps, out, times):
+    """Every step under the heap lock; the clock (with TIMES) around the kbit call alone. In a
+    function: its names are locals, so the replay's own code costs little beside the step."""
+    u = bytearray(m.dims)
+    M = m.dims
+    lock = micropython.heap_lock
+    unlock = micropython.heap_unlock
+    for line in steps:
+        f = line.split()
+        if not f:
+            continue
+        learn = f[0] == "L"
+        y = int(f[1]) if learn else 0
+        k = 2 if learn else 1
+        if len(f) != k + M:
+            raise ValueError("step %r: expected %d codes" % (line, M))
+        for j in range(M):
+            u[j] = int(f[k + j])
+        lock()
+        try:
+            if learn:
+                t0 = ticks()
+                s = m.learn(u, y)
+                dt = elapsed(t0)
+                mistake = m.mistake
+                p = 1 if s > 0 else 0
+            else:
+                t0 = ticks()
+                s = m.score(u)
+                dt = elapsed(t0)
+                p = m.predict(u)
+                mistake = False
+        finally:
+            unlock()
+        if times is not None:
+            times.append(dt)
+        print(s, p, 1 if mistake else 0, m.count)
+        if mistake:
+            out.write(m.memory)
+    out.write(m.memory)
+
+
 with open(mem_path, "wb") as out:
     with open(steps_path) as steps:
-        for line in steps:
-            f = line.split()
-            if not f:
-                continue
-            learn = f[0] == "L"
-            y = int(f[1]) if learn else 0
-            k = 2 if learn else 1
-            if len(f) != k + M:
-                raise ValueError("step %r: expected %d codes" % (line, M))
-            for j in range(M):
-                u[j] = int(f[k + j])
-            lock()
-            try:
-                t0 = ticks()
-                if learn:
-                    s = m.learn(u, y)
-                    mistake = m.mistake
-                    p = 1 if s > 0 else 0
-                else:
-                    s = m.score(u)
-                    p = m.predict(u)
-                    mistake = False
-                dt = elapsed(t0)
-            finally:
-                unlock()
-            if times is not None:
-                times.append(dt)
-            print(s, p, 1 if mistake else 0, m.count)
-            if mistake:
-                out.write(m.memory)
-    out.write(m.memory)
+        replay(m, steps, out, times)
 if times is not None:
     with open(sys.argv[4], "w") as f:
         f.write("overhead %d\n%s\n" % (overhead(), "\n".join(map(str, times))))

@@ -20,7 +20,6 @@ from kbit.assoc import Assoc
 
 model_path, steps_path, mem_path = sys.argv[1:4]
 times = [] if len(sys.argv) > 4 else None
-t0 = dt = 0
 
 # The lock must really lock, or the replay would prove nothing. `locked` exists before the lock:
 # binding a new global under the lock grows the globals dict, and this build then hangs.
@@ -37,49 +36,54 @@ if not locked:
 with open(model_path, "rb") as f:
     m = Assoc.load(f)
 print("path", path(m, "assoc"))
-T = m.T
-u = array("b", bytes(T))
-lock = micropython.heap_lock
-unlock = micropython.heap_unlock
-pred = 0
-with open(mem_path, "wb") as out:
-    with open(steps_path) as steps:
-        for line in steps:
-            f = line.split()
-            if not f:
-                continue
-            learn = f[0] == "L"
-            y = int(f[1]) if learn else 0
-            k = 2 if learn else 1
-            if len(f) != k + T:
-                raise ValueError("step %r: expected %d values" % (line, T))
-            for j in range(T):
-                u[j] = int(f[k + j])
-            if learn and m.slot(y) < 0 and m.nc == m.cap:
-                raise ValueError("class capacity full")
-            lock()
-            try:
-                t0 = ticks()
-                if learn:
-                    pred = m._learn(u, y)
-                else:
-                    pred = m._predict(u)
-                dt = elapsed(t0)
-            finally:
-                unlock()
-            if times is not None:
-                times.append(dt)
-            n = m.stored()
-            print(pred, m.count, m.nc, n, 1 if learn else 0)
+def replay(m, steps, out, times):
+    """Every step under the heap lock; the clock (with TIMES) around the kbit call alone; in a
+    function, so the replay's own names are cheap locals."""
+    T = m.T
+    u = array("b", bytes(T))
+    lock = micropython.heap_lock
+    unlock = micropython.heap_unlock
+    for line in steps:
+        f = line.split()
+        if not f:
+            continue
+        learn = f[0] == "L"
+        y = int(f[1]) if learn else 0
+        k = 2 if learn else 1
+        if len(f) != k + T:
+            raise ValueError("step %r: expected %d values" % (line, T))
+        for j in range(T):
+            u[j] = int(f[k + j])
+        if learn and m.slot(y) < 0 and m.nc == m.cap:
+            raise ValueError("class capacity full")
+        lock()
+        try:
+            t0 = ticks()
             if learn:
-                out.write(m.labels)
-                out.write(m.nf)
-                out.write(m.anchors)
-                out.write(m.conn)
+                pred = m._learn(u, y)
+            else:
+                pred = m._predict(u)
+            dt = elapsed(t0)
+        finally:
+            unlock()
+        if times is not None:
+            times.append(dt)
+        print(pred, m.count, m.nc, m.stored(), 1 if learn else 0)
+        if learn:
+            dump(m, out)
+    dump(m, out)
+
+
+def dump(m, out):
     out.write(m.labels)
     out.write(m.nf)
     out.write(m.anchors)
     out.write(m.conn)
+
+
+with open(mem_path, "wb") as out:
+    with open(steps_path) as steps:
+        replay(m, steps, out, times)
 if times is not None:
     with open(sys.argv[4], "w") as f:
         f.write("overhead %d\n%s\n" % (overhead(), "\n".join(map(str, times))))

@@ -20,7 +20,6 @@ from kbit.protonn import ProtoNN
 
 model_path, steps_path = sys.argv[1:3]
 times = [] if len(sys.argv) > 3 else None
-t0 = dt = 0
 
 locked = False
 micropython.heap_lock()
@@ -37,13 +36,15 @@ with open(model_path, "rb") as f:
 with open(model_path, "rb") as f:
     m = (ProtoNN if mtype == 4 else Bonsai).load(f)
 print("path", path(m, "protonn" if mtype == 4 else "bonsai"))
-fields = [m.P, m.D, m.k, m.scores] if mtype == 4 else [m.P, m.leaf, m.scores]
-D = m.dims
-u = bytearray(D)
-lock = micropython.heap_lock
-unlock = micropython.heap_unlock
-p = 0
-with open(steps_path) as steps:
+def replay(m, steps, times):
+    """Every input under the heap lock; the clock (with TIMES) around its updates and the
+    prediction; in a function, so the replay's own names are cheap locals."""
+    fields = [m.P, m.D, m.k, m.scores] if mtype == 4 else [m.P, m.leaf, m.scores]
+    D = m.dims
+    u = bytearray(D)
+    lock = micropython.heap_lock
+    unlock = micropython.heap_unlock
+    update = m.update
     for line in steps:
         f = line.split()
         if not f:
@@ -56,7 +57,7 @@ with open(steps_path) as steps:
         try:
             t0 = ticks()
             for j in range(D):
-                m.update(j, u[j])
+                update(j, u[j])
             p = m.predict()
             dt = elapsed(t0)
         finally:
@@ -67,6 +68,10 @@ with open(steps_path) as steps:
             fields[1] = m.leaf
         print(" ".join(str(v) if isinstance(v, int) else " ".join(str(x) for x in v)
                        for v in fields), p)
+
+
+with open(steps_path) as steps:
+    replay(m, steps, times)
 if times is not None:
     with open(sys.argv[3], "w") as f:
         f.write("overhead %d\n%s\n" % (overhead(), "\n".join(map(str, times))))
