@@ -669,7 +669,7 @@ KB_ALWAYS_INLINE uint32_t kb_ckp_run_f(const kb_ckp_t *m, const kb_ckp_centre_t 
     /* a weighing slot is decided once past lo + span, one for the least once at or past the
      * least so far (one whose distance is kept never) */
     uint32_t lim = f == KB_CKP_F_WEIGH ? lo + span : f == KB_CKP_F_LEAST ? acc : 0xFFFFFFFFu;
-    uint32_t *cp = cache + i;
+    uint32_t *cp = cache != NULL ? cache + i : NULL; /* NULL: WEIGH/LEAST, which keep none */
     kb_stream32_t r;
     (void)m;
     (void)S;

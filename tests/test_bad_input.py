@@ -79,7 +79,14 @@ def test_every_family_and_the_issues_regressions_are_cases():
                  "--tcp -1", "-o {null}", "-o {full}", "-o {csv}", " -o {dir}"):
         assert any(text in s for s in shown), text
     assert {c.family for c in badinput.CASES} == {badinput.OUT, badinput.GOLDEN, badinput.NUM,
-                                                  badinput.BOARD}
+                                                  badinput.BOARD, badinput.DATA}
+    # issue 24's: inspect and predict refuse as everything else does; a missing path, a foreign
+    # separator, a dimension mismatch, each in one wording
+    for text in ("inspect {tmp}/nosuch.kb", "inspect {csv}", "predict {model} --data nosuch",
+                 "--data {tmp}/nosuch.csv", "--data {pipecsv}", "--data {spacecsv}",
+                 "--data {deccsv}", "predict {model} --data pendigits",
+                 "eval {model} --data pendigits", "--plot {dir}"):
+        assert any(text in s for s in shown), text
 
 
 # --- kilobit.core.outfile ---------------------------------------------------------------------

@@ -487,6 +487,8 @@ def test_readme_repl_session_on_the_virtual_board(vboard, banana):
             ser.write(typed.encode() + b"\r")
             got = until(b">>> ").split("\r\n")
             assert got[0] == typed  # the echo
+            # the armv6m native modules deploy put there are refused here, in a line each
+            got = [ln for ln in got if "native module refused" not in ln]
             assert got[1:-1] == want, (typed, got)
     finally:
         ser.close()
@@ -677,7 +679,7 @@ def test_kilobit_board_virtual_serves_mpremote_and_stops(tmp_path):
 def test_stream_banana_through_the_simulated_uno_uart_pty(banana, capsys):
     """`kilobit board sim` + `kilobit stream --port PTY`: the real serial client (pyserial,
     lock-step frames) learns all of Banana on the simulated Uno with the host integer
-    reference's predictions, frame for frame."""
+    reference's predictions, frame for frame; and again after the port is opened anew."""
     need_avr()
     p, port = serve(["sim", "--board", "uno", "--model", BANANA])
     kids = children(p.pid)
@@ -689,6 +691,12 @@ def test_stream_banana_through_the_simulated_uno_uart_pty(banana, capsys):
         assert "agreement with the host integer reference: 5300/5300 frames identical " \
                "(100.00%), final memory identical" in q.stdout
         assert "uno on %s" % port in q.stdout
+        # opening the port again resets the chip, as DTR resets an Uno (issue 24): the second
+        # stream starts from the model file's state again instead of "reset the board"
+        q = kilobit("stream", "--board", "uno", "--port", port, "--model", BANANA, "--data",
+                    "banana", "--limit", "200", timeout=300)
+        assert q.returncode == 0, q.stdout + q.stderr
+        assert "700/700 frames identical (100.00%), final memory identical" in q.stdout
     finally:
         stop(p, kids)
     assert kids

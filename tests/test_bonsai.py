@@ -182,7 +182,7 @@ def test_cli_eval_bonsai_refuses_mismatched_data(tmp_path, capsys):
     f = tmp_path / "r.kb"
     f.write_bytes(m.to_bytes())
     assert main(["eval", str(f), "--data", "digits"]) == 2
-    assert "expects 16 features" in capsys.readouterr().err
+    assert "digits has 64 feature columns, the model" in capsys.readouterr().err
     # 16 features but 10 classes: a binary model cannot be scored on it
     assert main(["eval", str(f), "--data", "pendigits-10"]) == 2
     assert "labels up to 9" in capsys.readouterr().err

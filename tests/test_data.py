@@ -1,6 +1,8 @@
 """kilobit.data: built-in splits, determinism, train-only scaling, and every CSV error."""
 import importlib.util
 
+import re
+
 import numpy as np
 import pytest
 
@@ -215,7 +217,7 @@ def test_test_file_must_match(tmp_path):
         data.load(tr, test=_write(tmp_path, "1,2,7\n", "te2.csv"))
     with pytest.raises(DataError, match=r"row 1, column 1: 'q'"):
         data.load(tr, test=_write(tmp_path, "q,2,0\n1,2,0\n", "te3.csv"))
-    with pytest.raises(DataError, match=r"cannot read .*missing.csv"):
+    with pytest.raises(DataError, match=r"no such file .*missing.csv"):
         data.load(tr, test=str(tmp_path / "missing.csv"))
 
 
@@ -243,3 +245,30 @@ def test_csv_with_byte_order_mark(tmp_path):
     p.write_bytes(b"\xef\xbb\xbf1,2,0\n3,4,1\n5,6,1\n")
     X, y, _ = data.read_csv(str(p))
     assert X.shape == (3, 2) and list(y) == [0, 1, 1]
+
+
+@pytest.mark.parametrize("text", ["a;b;y\n1;2;0\n3;4;1\n5;6;0\n", "a\tb\ty\n1\t2\t0\n3\t4\t1\n5\t6\t0\n",
+                                  "1;2;0\n3;4;1\n5;6;0\n", "a,b,y\n1,2,0\n3,4,1\n5,6,0\n"])
+def test_csv_separators_are_detected(tmp_path, text):
+    """Commas, semicolons and tabs (issue 24): the first row is a header, not a data row."""
+    X, y = data.read_csv_raw(_write(tmp_path, text))
+    assert X.tolist() == [[1, 2], [3, 4], [5, 6]] and y.tolist() == [0, 1, 0]
+
+
+@pytest.mark.parametrize("text,says", [
+    ("x|y|label\n1|2|0\n3|4|1\n", "separated by '|' (pipes)"),
+    ("1 2 0\n3 4 1\n", "separated by spaces"),
+    ("1:2:0\n3:4:1\n", "separated by colons"),
+    ("1,5;2,0;1\n3;4;0\n", "semicolons with decimal commas"),
+])
+def test_other_separators_are_refused_by_name(tmp_path, text, says):
+    p = _write(tmp_path, text)
+    with pytest.raises(DataError, match=re.escape(says)):
+        data.load(p)
+
+
+def test_a_missing_path_is_no_such_file(tmp_path):
+    with pytest.raises(DataError, match="no such file %s" % re.escape(str(tmp_path / "x.csv"))):
+        data.load(str(tmp_path / "x.csv"))
+    with pytest.raises(DataError, match="unknown data set 'bananas'"):
+        data.load("bananas")  # a name, not a path

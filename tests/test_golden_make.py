@@ -67,6 +67,32 @@ def test_given_parameters_override_the_draw(tmp_path):
 
 
 @pytest.mark.parametrize("model", [s.name for s in registry.REGISTRY])
+def test_given_parameters_are_not_drawn(model):
+    """A parameter given takes its draw's place, the others drawn as without it (issue 24):
+    `golden make rkp --seed 1 --steps 231` (seed 1's own steps) is `--seed 1`; for the types
+    without a rejecting draw (rkp, ckp) that holds for every parameter."""
+    spec = registry.get(model)
+    for seed in range(25):
+        p = spec.golden.random_params(seed)
+        names = [k for k in p if k != "seed"] if model in ("rkp", "ckp") else ["steps"]
+        for k in names:
+            assert spec.golden.random_params(seed, given={k: p[k]}) == p, (seed, k)
+        # a given value is taken, and what depends on it sees it
+        q = spec.golden.random_params(seed, given={"steps": 21})
+        assert q["steps"] == 21 and (model != "rkp" or q["budget"] < max(2, 21 // 3))
+
+
+def test_golden_make_with_the_drawn_steps_is_the_same_case(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    assert kilobit("golden", "make", "rkp", "--seed", 1, "-o", a)[0] == 0
+    steps = json.loads(a.read_text())["params"]["steps"]
+    assert kilobit("golden", "make", "rkp", "--seed", 1, "--steps", steps, "-o", b)[0] == 0
+    assert a.read_bytes() == b.read_bytes()
+    code, _, err = kilobit("golden", "make", "bonsai", "--seed", 1, "--dims", 100000, "-o", b)
+    assert code == 2 and "no valid case with the parameters given (dims=100000)" in err
+
+
+@pytest.mark.parametrize("model", [s.name for s in registry.REGISTRY])
 def test_every_draw_is_a_valid_case(model):
     spec = registry.get(model)
     for seed in range(60):

@@ -294,4 +294,4 @@ def test_cli_train_eval_and_refusals(tmp_path, capsys):
     assert main(["train", "protonn", "--data", "digits", "--epochs", "4", "-o", str(bad)]) == 2
     assert "argument --epochs: wants two" in capsys.readouterr().err and not bad.exists()
     assert main(["eval", str(out), "--data", "pendigits-10"]) == 2
-    assert "model expects 64 features" in capsys.readouterr().err
+    assert "pendigits-10 has 16 feature columns, the model" in capsys.readouterr().err

@@ -69,7 +69,7 @@ def test_the_file_runs_on_kbit_as_on_the_host(tmp_path):
     (["--data", "pendigits-10", "--cap", 5], "--cap 5 is smaller than the 10 classes"),
     (["--data", "pendigits-10", "--kt", 0], "argument --kt: 0 is out of range: 1 to 255"),
     (["--data", "pendigits-10", "--bits", 9], "argument --bits: 9 is out of range: 1 to 8"),
-    (["--data", "no/such.csv"], "unknown data set"),
+    (["--data", "no/such.csv"], "no such file no/such.csv"),
 ])
 def test_bad_training_input_is_a_clear_error_and_writes_nothing(args, message, tmp_path):
     out = tmp_path / "m.kb"

@@ -15,22 +15,26 @@ included.
 --port sim runs the firmware on a simulated chip (kb_sim, cycle-exact), built for the model by
 kilobit.runtimes.avr.firmware; any other --port is a serial port (pyserial URL or device), whose
 board must already run the firmware of the same model (the info reply is checked first).
+
+Progress goes to stderr (kilobit.core.progress: a bar on a terminal, a line per tenth in a log);
+--plot FILE.png draws the learning curve: the running accuracy of the examples learnt so far and
+of the last few, then the test accuracy (kilobit.plot).
 """
 import sys
 
 import numpy as np
 
 from kilobit import data
+from kilobit.core import progress
 from kilobit.core.errors import KilobitError
 from kilobit.core.quant import MinMaxScaler
 from kilobit.models import registry
 from kilobit.runtimes.avr import firmware, protocol
 from kilobit.runtimes.avr.sim_runtimes import dialog
+from kilobit.runtimes.base import PREDICTION
 from kilobit.runtimes.host import HostRuntime
-from kilobit.runtimes.boards.ports import Progress, SerialPort, SimPort
+from kilobit.runtimes.boards.ports import SerialPort, SimPort
 
-#: the field of a runtime row that is the prediction, per kind
-PRED = {"learner": 1, "predictor": -1, "classes": 0}
 
 
 def _model(split, model_path, kernel, bits, budget, width, C, seed):
@@ -63,11 +67,16 @@ def steps_of(spec, m, scaler, split, limit=None):
 
 
 def run(board, port, data_name, kernel="laplace", bits=4, budget=62, width=-6, C=255, seed=0,
-        model=None, test=None, limit=None, baud=firmware.BAUD, out=None, err=None):
-    """Stream; print running accuracy and the final summary. Returns 0 when the board agreed
-    with the host reference on every frame, 1 otherwise."""
+        model=None, test=None, limit=None, baud=firmware.BAUD, out=None, err=None, quiet=False,
+        plot=None):
+    """Stream; print running accuracy and the final summary (no progress on stderr when quiet;
+    the learning curve drawn into the PNG file `plot`, checked writable first). Returns 0 when
+    the board agreed with the host reference on every frame, 1 otherwise."""
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
+    if plot is not None:
+        from kilobit.core import outfile
+        outfile.check(plot, [p for p in (model, data_name, test) if p])
     b = firmware.board(board)
     peek = registry.read(model)[0] if model else registry.get("rkp")
     split = data.load(data_name, seed=seed, test=test, binary=peek.kind == "learner")
@@ -95,32 +104,33 @@ def run(board, port, data_name, kernel="laplace", bits=4, budget=62, width=-6, C
           % (where, split.name, spec.name, _shape(spec, ref), nlearn, nquery,
              "query frames" if spec.kind != "predictor" else "inputs (update + predict frames)"),
           file=out)
-    bar = Progress(len(steps), stream=err)
+    bar = progress.bar(len(steps), "stream to %s" % b["name"], quiet=quiet, stream=err)
     tally = dict(right=0, mistakes=0, agree=0, tright=0, ref_right=0)
+    curve = []  # (op, right) of every step: the learning curve of --plot
     every = max(1, nlearn // 10)
-    k = PRED[spec.kind]
+    k = PREDICTION[spec.kind]
 
     nf = 4 if spec.kind != "predictor" else None  # the fields (a learner's memory apart)
 
     def on_row(i, row):
         op, y = steps[i][0], labels[i]
         tally["agree"] += all(g is None or g == w for g, w in zip(row[:nf], want[i][:nf]))
+        curve.append((op, int(row[k]) == int(y)))
         if op == "L":
             tally["right"] += int(row[k]) == int(y)
             tally["mistakes"] += int(row[k]) != int(y)
-            bar.update(i + 1, "learn %d/%d, running accuracy %.2f%%"
+            bar.update(1, "learn %d/%d, running accuracy %.2f%%"
                        % (i + 1, nlearn, 100.0 * tally["right"] / (i + 1)))
             if (i + 1) % every == 0 or i + 1 == nlearn:
-                bar.clear()
-                print("  %5d learnt: running accuracy %.2f%%, %d mistakes, %s"
-                      % (i + 1, 100.0 * tally["right"] / (i + 1), tally["mistakes"],
-                         "%d SVs" % row[3] if spec.kind == "learner" else
-                         "%d classes, %d anchors" % (row[2], row[3])), file=out)
+                bar.print("  %5d learnt: running accuracy %.2f%%, %d mistakes, %s"
+                          % (i + 1, 100.0 * tally["right"] / (i + 1), tally["mistakes"],
+                             "%d SVs" % row[3] if spec.kind == "learner" else
+                             "%d classes, %d anchors" % (row[2], row[3])), file=out)
             return
         tally["tright"] += int(row[k]) == int(y)
         tally["ref_right"] += int(want[i][k]) == int(y)
         j = i + 1 - nlearn
-        bar.update(i + 1, "%s %d/%d, test accuracy %.2f%%"
+        bar.update(1, "%s %d/%d, test accuracy %.2f%%"
                    % ("query" if op == "Q" else "input", j, nquery,
                       100.0 * tally["tright"] / j))
 
@@ -137,6 +147,8 @@ def run(board, port, data_name, kernel="laplace", bits=4, budget=62, width=-6, C
     except KilobitError as e:
         raise KilobitError("the board runs a different model or answers wrongly (%s); build "
                            "its firmware and flash it with kilobit deploy" % e) from None
+    finally:
+        bar.close()
     if sim:
         take("S")
         for _ in replies:  # the simulation ends
@@ -144,7 +156,6 @@ def run(board, port, data_name, kernel="laplace", bits=4, budget=62, width=-6, C
     else:
         p.ser.close()
     result = p.result
-    bar.finish()
     mem_same = True
     if rows and spec.kind != "predictor":
         mem_same = rows[-1][-1] == want[-1][-1]
@@ -165,6 +176,12 @@ def run(board, port, data_name, kernel="laplace", bits=4, budget=62, width=-6, C
         print("program %d B, static RAM %d B + measured stack %d B = %d B of %d B"
               % (sizes["flash"], sizes["ram"], result.stack_bytes,
                  sizes["ram"] + result.stack_bytes, b["ram_bytes"]), file=out)
+    if plot is not None:
+        from kilobit import plot as plots
+        plots.learning_curve(plot, curve, "%s model on %s, %s: %s" % (
+            spec.name, where, split.name, "predict, then learn" if nlearn else "predict"),
+            reference=100.0 * tally["ref_right"] / nquery if nquery else None)
+        print("learning curve -> %s" % plot, file=out)
     return 0 if tally["agree"] == len(steps) and mem_same else 1
 
 

@@ -33,6 +33,7 @@ def case(family, command, args, code=2, says="", after=None, needs=None):
 
 
 OUT, GOLDEN, NUM, BOARD = "output paths", "golden files", "numbers", "boards and ports"
+DATA = "data and model files"
 TRAIN = "train rkp --data {csv} -o"
 GMAKE = "golden make rkp --seed 1 --steps 20 -o"
 GCHECK = "golden check --runtime host "
@@ -162,6 +163,40 @@ CASES = [
     case(BOARD, "demo", "demo --board rp2040 -o {out}", says="needs both --board and --port"),
     case(BOARD, "demo", "demo --board rp2040 --port /dev/nosuch -o {out}",
          says="no serial port /dev/nosuch"),
+    case(BOARD, "inspect", "inspect {model} --board nosuch", says="unknown board 'nosuch'"),
+    case(BOARD, "predict", "predict {model} --data {csv} --runtime nosuch",
+         says="unknown runtime 'nosuch'"),
+    # data and model files (issue 24): named as the user gave them, one wording per mistake
+    case(DATA, "inspect", "inspect {tmp}/nosuch.kb", says="cannot read model file"),
+    case(DATA, "inspect", "inspect {csv}", says="not a kilobit model file"),
+    case(DATA, "inspect", "inspect {g_good}", says="not a kilobit model file"),
+    case(DATA, "predict", "predict {tmp}/nosuch.kb --data {csv}", says="cannot read model file"),
+    case(DATA, "predict", "predict {model} --data {tmp}/nosuch.csv",
+         says="/nosuch.csv (a CSV file, or one of the data sets"),
+    case(DATA, "predict", "predict {model} --data nosuch", says="unknown data set 'nosuch'"),
+    case(DATA, "predict", "predict {model} --data pendigits",
+         says="pendigits has 16 feature columns, the model expects 2"),
+    case(DATA, "predict", "predict {model} --data {widecsv}",
+         says="has 5 feature columns, the model expects 2"),
+    case(DATA, "predict", "predict {model} --data {bigcodecsv}", says="whole numbers 0 .. 15"),
+    case(DATA, "predict", "predict {model} --data {pipecsv}", says="separated by '|' (pipes)"),
+    case(DATA, "predict", "predict {model} --data {csv} -o {model}", says="also an input"),
+    case(DATA, "predict", "predict {model} --data {csv} -o {dir}", says="is a directory"),
+    case(NUM, "predict", "predict {model} --data {csv} --limit 0", says="at least 1"),
+    case(NUM, "predict", "predict {model} --data banana --seed -1", says="0 to 4294967295"),
+    case(DATA, "train", "train rkp --data {tmp}/nosuch.csv -o {out}",
+         says="/nosuch.csv (a CSV file, or one of the data sets"),
+    case(DATA, "train", "train rkp --data {pipecsv} -o {out}", says="separated by '|' (pipes)"),
+    case(DATA, "train", "train rkp --data {spacecsv} -o {out}", says="separated by spaces"),
+    case(DATA, "train", "train rkp --data {deccsv} -o {out}", says="decimal commas"),
+    case(DATA, "eval", "eval {model} --data {tmp}/nosuch.csv", says="no such file"),
+    case(DATA, "eval", "eval {model} --data pendigits", says="16 feature columns, the model"),
+    case(OUT, "eval", "eval {model} --data {csv} --plot {dir}", says="is a directory"),
+    case(OUT, "eval", "eval {model} --data {csv} --plot {csv}", says="also an input"),
+    case(OUT, "stream", "stream --board uno --data {csv} --plot {tmp}/missing/c.png",
+         says="no directory"),
+    case(DATA, "data", "data list --task regression", says="invalid choice"),
+    case(DATA, "data", "data show banana", says="invalid choice"),
 ]
 
 
@@ -243,6 +278,12 @@ def prepare(tmp):
     for name, bad in (("csv", None), ("bigcsv", "1e39"), ("infcsv", "1e999")):
         p[name] = os.path.join(tmp, name + ".csv")
         _csv(p[name], rows[:20] + [(bad, 1, 0)] + rows[20:] if bad else rows)
+    for name, text in (("widecsv", "1,2,3,4,0\n5,6,7,8,1\n"), ("bigcodecsv", "1,99,0\n3,4,1\n"),
+                       ("pipecsv", "x1|x2|label\n1|2|0\n3|4|1\n"),
+                       ("spacecsv", "1 2 0\n3 4 1\n"), ("deccsv", "1,5;2,0;1\n3;4;0\n")):
+        p[name] = os.path.join(tmp, name + ".csv")
+        with open(p[name], "w") as f:
+            f.write(text)
     for name, m in (("model", RKPInt("laplace", 4, 2, 62, -6, 255, seed=0)),
                     ("bigmodel", RKPInt("laplace", 8, 2, 2000, -6, 255, seed=0))):
         p[name] = os.path.join(tmp, name + ".kb")

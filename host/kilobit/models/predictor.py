@@ -8,6 +8,9 @@ type and sizes the RAM buffers to the model (KB_PROJ_DMAX = d, KB_BONSAI_LMAX or
 KB_PROTONN_LMAX = L); the weight width is fixed at compile time. A step is ("P", None, codes):
 the D codes of one input, streamed feature by feature, then a prediction.
 """
+import numpy as np
+
+from kilobit.core import smat
 from kilobit.core.errors import KilobitError
 
 KIND = "predictor"
@@ -21,9 +24,10 @@ RUNTIME = "kb_predictor_fw.h"
 CHUNK = 16
 
 
-def header(name, type_id, int_class, model_bytes, frames=True):
+def header(name, type_id, int_class, model_bytes, frames=True, avr_tables=None):
     """The C header of a predictor model file (its type's name, type id and integer class); its
-    frames take any model (`frames` is the other types' switch)."""
+    frames take any model (`frames` is the other types' switch). `avr_tables(m)`, when given,
+    returns more lines of derived flash tables for the Uno's assembly (inside the AVR block)."""
     del frames
     m, _ = int_class.from_bytes(model_bytes)
     pl = m.payload()[:-1]
@@ -47,9 +51,59 @@ def header(name, type_id, int_class, model_bytes, frames=True):
         "#define KB_FW_PROGMEM",
         "#endif",
         "static const uint8_t kb_fw_payload[KB_FW_PAYLOAD_LEN] KB_FW_PROGMEM = {%s};" % body,
-        "#endif",
     ]
+    avr = []
+    rows = proj_rows(m.pj)
+    if rows is not None:
+        avr += ["/* the projection's stored weights as the Uno walks them (kb_proj.h, "
+                "KB_PROJ_ROWS) */",
+                "static const uint8_t kb_fw_proj_rows[%d] KB_FW_PROGMEM = {%s};"
+                % (len(rows), ",".join(str(b) for b in rows)),
+                "#define KB_PROJ_ROWS kb_fw_proj_rows"]
+    if avr_tables is not None:
+        avr += avr_tables(m)
+    if avr:
+        lines += ["#if defined(__AVR__) && defined(__AVR_HAVE_MUL__)"] + avr + ["#endif"]
+    lines.append("#endif")
     return "\n".join(lines) + "\n"
+
+
+def proj_rows(pj):
+    """The SPARSE int8 projection of a model as the Uno's firmware walks it (firmware_c/kb_proj.h,
+    KB_PROJ_ROWS), or None for another matrix: the same weights as the model file's matrix, laid
+    out so that a row whose feature has code 0 is skipped whole and a weight names its
+    accumulator directly. One record per row holding weights, in row order:
+
+        u8 step   rows on from the previous record's row (the first: from row 0), 0..254
+        u8 count  the row's weights
+        count x (u8 4*column, i8 weight)
+
+    A gap of more than 254 rows gets records of count 0 on the way, and the last record (count
+    0) is at row `dims`, past every feature: a walk stops at the first record beyond its run of
+    features, so it never reads past the table. The firmware keeps the model file's payload as
+    it is (its CRC is what the chip reports); this table is derived flash, made here from the
+    same file."""
+    if pj.enc != smat.SPARSE or pj.wbits != 8:
+        return None
+    out = bytearray()
+    prev = 0
+
+    def record(row, cols):
+        nonlocal prev
+        while row - prev > 254:
+            out.extend((254, 0))
+            prev += 254
+        out.extend((row - prev, len(cols)))
+        prev = row
+        for r in cols:
+            out.extend((4 * int(r), int(pj.Zq[row, r]) & 0xFF))
+
+    for j in range(pj.dims):
+        cols = np.flatnonzero(pj.Zq[j])
+        if len(cols):
+            record(j, cols)
+    record(pj.dims, [])
+    return bytes(out)
 
 
 def doc_steps(doc):

@@ -16,7 +16,8 @@ Every tool reads these fields instead of naming model types one by one:
     inputs        inputs(m, X01): the device's inputs (codes, int8 values) of rows scaled to
                   [0, 1] by the model file's scaler
     golden        its module of golden cases: GOLDEN_SET, make(**params), random_params(seed,
-                  steps), from_model(model_bytes, split, steps); and parse_step/doc_steps
+                  steps, given) (the given parameters not drawn: kilobit.models.draw),
+                  from_model(model_bytes, split, steps); and parse_step/doc_steps
     firmware      its AVR firmware module: SOURCE, DEPENDS (paths under firmware_c/),
                   header(model_bytes, frames=True) (frames=False: without the UART frames'
                   limits, for `kilobit export`), optional EXTRA_SOURCES, MCUS, STACK_RESERVE
@@ -25,18 +26,21 @@ Every tool reads these fields instead of naming model types one by one:
     kbit          "module:Class" of its device/kbit class
     learns_online True when it keeps learning on the device
     boards        the boards/*.json names its firmware runs on (C runtime)
+    describe      describe(m): [(name, value text)] of a loaded integer model, its parameters
+                  first and then its learnt state (`kilobit inspect`)
 """
 
 
 class ModelSpec:
     def __init__(self, name, type_id, title, paper, kind, int_class, golden, firmware, commands,
-                 kbit, learns_online, boards, inputs, kbit_fields=()):
+                 kbit, learns_online, boards, inputs, describe, kbit_fields=()):
         self.name, self.type_id, self.title, self.paper = name, type_id, title, paper
         self.kind, self.int_class, self.golden = kind, int_class, golden
         self.firmware, self.commands, self.kbit = firmware, commands, kbit
         self.learns_online, self.boards = learns_online, tuple(boards)
         self.kbit_fields = tuple(kbit_fields)
         self.inputs = inputs
+        self.describe = describe
 
     def kbit_class(self):
         """The device/kbit class (imported on demand: kbit is its own package)."""

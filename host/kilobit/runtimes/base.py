@@ -20,6 +20,10 @@ from kilobit.core.errors import KilobitError
 from kilobit.core.paths import REPO  # noqa: F401 (the adapters find their tools from here)
 
 
+#: the field of a replay's row that is the prediction, per kind (the rows described above)
+PREDICTION = {"learner": 1, "predictor": -1, "classes": 0}
+
+
 class RuntimeFailure(KilobitError):
     """The runtime could not run (toolchain missing, crashed, or refused the model file)."""
 

@@ -24,6 +24,35 @@ ALL = {
     "uno-sim-uart": "kilobit.runtimes.boards.remote:UnoSimUartRuntime",
 }
 
+#: what each runtime is, in a line: the help of every --runtime option is made from it
+ABOUT = {
+    "host": "the host's integer reference (kilobit.models)",
+    "kbit-cpython": "device/kbit under CPython",
+    "kbit-micropython": "device/kbit under MicroPython 1.27 (WebAssembly, node)",
+    "kbit-unix": "device/kbit under MicroPython's unix port, with its x64 native modules",
+    "kbit-unix-bytecode": "the same without the native modules",
+    "rp2040-sim": "device/kbit on an emulated Raspberry Pi Pico, with armv6m native modules",
+    "rp2040-sim-bytecode": "the same without the native modules",
+    "c-host": "firmware_c built with gcc for the host",
+    "rp2040-c": "firmware_c as bare C on the emulated RP2040",
+    "attiny2313-sim": "the AVR firmware on a simulated ATtiny2313 (128 B of RAM)",
+    "uno-sim": "the AVR firmware on a simulated Arduino Uno (ATmega328P)",
+    "virtual-board": "kbit deployed to a virtual MicroPython board, driven by mpremote",
+    "uno-sim-uart": "the AVR firmware on a simulated Uno, frames through its UART pty",
+}
+assert set(ABOUT) == set(ALL)
+#: a real board: BOARD@PORT (kilobit.runtimes.boards.remote.on_port)
+ON_PORT = ("BOARD@PORT", "a real board: rp2040@/dev/ttyACM0 (kbit deployed, mpremote), "
+                         "uno@/dev/ttyACM0 (the model's firmware flashed)")
+
+
+def help_text(default=None):
+    """The runtimes a --runtime option takes, one per line, for its help (`default`: the
+    names run when none is given)."""
+    lines = ["%s: %s%s" % (n, ABOUT[n], " (default)" if default and n in default else "")
+             for n in ALL]
+    return "; ".join(lines + ["%s: %s" % ON_PORT])
+
 
 def get(name):
     if "@" in name:  # BOARD@PORT: a real board (kilobit.runtimes.boards.remote)

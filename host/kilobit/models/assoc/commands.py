@@ -16,7 +16,7 @@ them (`kilobit eval`, `golden make --model` and `stream` then take that CSV too)
 import numpy as np
 
 from kilobit.core.errors import KilobitError
-from kilobit.core.options import integer, seed
+from kilobit.core.options import integer
 
 #: the approaches a host-trained file can start from: N-O's anchors are drawn by the host in
 #: advance (the paper's non-incremental variant), which `train` does not do
@@ -24,7 +24,7 @@ APPROACHES = ("I-I", "N-I")
 
 
 def add_train_args(t):
-    from kilobit.models.commands import add_data_args
+    from kilobit.models.commands import add_data_args, add_run_args
     add_data_args(t)
     t.add_argument("--approach", choices=APPROACHES, default="I-I",
                    help="I-I: anchors and connections per class (default); N-I: anchors per "
@@ -37,8 +37,7 @@ def add_train_args(t):
     t.add_argument("--bits", type=integer(1, 8), default=8, help="bits of the int8 values B (1-8)")
     t.add_argument("--cap", type=integer(1, 255), default=None,
                    help="class slots (default: the classes of the data)")
-    t.add_argument("--seed", type=seed(), default=0, help="split, learning order and generator")
-    t.add_argument("-o", "--output", required=True)
+    add_run_args(t, "the train/test split's shuffle, the learning order and the generator")
 
 
 def _values(split, m, scaler):
@@ -52,7 +51,7 @@ def _values(split, m, scaler):
 
 def train(a):
     from kilobit import data
-    from kilobit.core import kbfile
+    from kilobit.core import kbfile, progress
     from kilobit.core.quant import MinMaxScaler
     from kilobit.models.assoc.model import AssocInt
 
@@ -79,9 +78,11 @@ def train(a):
     scaler = (sc.lo_, sc.hi_)
     Utr, Ute = _values(split, m, scaler)
     right = 0
-    for i in np.random.default_rng(a.seed).permutation(len(Utr)):
-        pred, _ = m.learn(Utr[i], int(split.y_train[i]))
-        right += pred == int(split.y_train[i])
+    with progress.bar(len(Utr), "train assoc", quiet=a.quiet) as bar:
+        for i in np.random.default_rng(a.seed).permutation(len(Utr)):
+            pred, _ = m.learn(Utr[i], int(split.y_train[i]))
+            right += pred == int(split.y_train[i])
+            bar.update(1)
     blob = m.to_bytes(scaler=scaler)
     kbfile.write(a.output, blob)
     pred, _ = m.predict_many(Ute)
@@ -101,7 +102,7 @@ def evaluate(a, blob):
 
     m, scaler = AssocInt.from_bytes(blob)
     split = data.load(a.data, seed=a.seed, test=a.test, binary=False)
-    data.check_dims(split.X_test, m.T, what=split.name, source=a.model)
+    data.check_dims(split.X_test, m.T, what=split.name, source="the model %s" % a.model)
     _, Ute = _values(split, m, scaler)
     pred, _ = m.predict_many(Ute)
     acc = float(np.mean(pred == split.y_test))

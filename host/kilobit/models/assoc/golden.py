@@ -9,6 +9,7 @@ import numpy as np
 
 from kilobit.core import goldenfile, kbfile
 from kilobit.core.errors import KilobitError
+from kilobit.models.draw import Draw
 from kilobit.models.assoc.model import NO, AssocInt
 
 KIND = "classes"
@@ -189,29 +190,38 @@ def doc_steps(doc):
 DRAW_MEMORY = 1600
 
 
-def random_params(seed, steps=None):
+def random_params(seed, steps=None, given=None):
     """Parameters drawn from `seed` across make()'s space: every approach, 1-8 bits, P 1-16
     subspaces of d 1-40 values, capacities 1-10 filled by the steps, k~ 1-10 (one-shot
     included), R 1-5, sometimes a pretrained snapshot; memory at most DRAW_MEMORY bytes and at
-    most 255 values per input (the UART firmware's frame)."""
+    most 255 values per input (the UART firmware's frame).
+    Those `given` ({name: value}) are taken instead of drawn, the others drawn as without
+    them (kilobit.models.draw)."""
     from kilobit.models.assoc.model import check_params, mem_layout
-    g = np.random.default_rng(seed)
-    steps = int(steps if steps is not None else g.integers(60, 161))
-    while True:
-        p = dict(approach=str(g.choice(["I-I", "I-I", "N-I", "N-O"])),
-                 bits=int(g.integers(1, 9)), P=int(g.choice([1, 2, 3, 4, 8, 16])),
-                 d=int(g.choice([1, 2, 3, 4, 8, 16, 40])), cap=int(g.integers(1, 11)),
-                 kt=int(g.choice([1, 2, 3, 5, 10])), R=int(g.choice([1, 1, 2, 3, 5])),
+    dr = Draw(seed, dict(given or {}, **({} if steps is None else {"steps": steps})))
+    steps = dr.integers("steps", 60, 161)
+
+    def once():
+        p = dict(approach=str(dr.choice("approach", ["I-I", "I-I", "N-I", "N-O"])),
+                 bits=dr.integers("bits", 1, 9), P=dr.choice("P", [1, 2, 3, 4, 8, 16]),
+                 d=dr.choice("d", [1, 2, 3, 4, 8, 16, 40]), cap=dr.integers("cap", 1, 11),
+                 kt=dr.choice("kt", [1, 2, 3, 5, 10]), R=dr.choice("R", [1, 1, 2, 3, 5]),
                  steps=steps, seed=int(seed))
-        if g.random() < 0.2:
-            p["pretrain"] = int(g.integers(10, 80))
+        if dr.g.random() < 0.2:  # a pretrained snapshot, sometimes (always when given)
+            p["pretrain"] = dr.integers("pretrain", 10, 80)
+        elif "pretrain" in dr.given:
+            p["pretrain"] = dr.given["pretrain"]
+        return p
+
+    def valid(p):
         try:
             check_params(p["approach"], p["bits"], p["P"], p["d"], p["cap"], p["kt"], p["R"])
         except ValueError:
-            continue
-        if p["P"] * p["d"] <= 255 and \
-                mem_layout(p["P"], p["d"], p["cap"], p["kt"], p["R"])[1] <= DRAW_MEMORY:
-            return p
+            return False
+        return p["P"] * p["d"] <= 255 and \
+            mem_layout(p["P"], p["d"], p["cap"], p["kt"], p["R"])[1] <= DRAW_MEMORY
+
+    return dr.until(once, valid)
 
 
 #: steps of a golden file from a trained model when --steps is not given

@@ -17,9 +17,7 @@ from kilobit.core.options import counts, integer
 
 def add_train_args(t):
     from kilobit.models.bonsai.model import DEPTH_MAX, PROJ_MAX
-    t.add_argument("--data", required=True,
-                   help="digits, mnist-2, mnist16-2, pendigits-10, letter-26, ... or a CSV")
-    t.add_argument("--test", help="CSV test split (with a CSV --data)")
+    cli_predictor.add_data_args(t)
     t.add_argument("--depth", type=integer(0, DEPTH_MAX), default=3,
                    help="tree depth h (0-%d)" % DEPTH_MAX)
     t.add_argument("--proj", type=integer(1, PROJ_MAX), default=10,

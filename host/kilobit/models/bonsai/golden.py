@@ -4,6 +4,7 @@ import numpy as np
 
 from kilobit.core import smat
 from kilobit.core.fixedpoint import ACT_MAX, SMALL, qmax
+from kilobit.models.draw import Draw
 from kilobit.models import predictor
 from kilobit.core.proj import SHIFT_MAX, golden_doc, random_projection
 from kilobit.models.bonsai.model import BonsaiInt, n_internal, n_nodes
@@ -64,26 +65,31 @@ KIND = predictor.KIND
 doc_steps = predictor.doc_steps
 
 
-def random_params(seed, steps=None):
+def random_params(seed, steps=None, given=None):
     """Parameters drawn from `seed` across make()'s space: 1-300 inputs, projections 1-16,
     depths 0-4, 2-26 classes, int8/int16 weights, 1-8-bit codes, dense or sparse matrices, with
-    or without biases; at most predictor.DRAW_WEIGHTS weights (the Uno's flash)."""
+    or without biases; at most predictor.DRAW_WEIGHTS weights (the Uno's flash).
+    Those `given` ({name: value}) are taken instead of drawn, the others drawn as without
+    them (kilobit.models.draw)."""
     from kilobit.models.bonsai.model import check_params
-    g = np.random.default_rng(seed)
-    steps = int(steps if steps is not None else g.integers(20, 61))
-    while True:
-        p = dict(dims=int(g.choice([1, 2, 5, 16, 64, 100, 256, 300])),
-                 proj=int(g.integers(1, 17)), depth=int(g.integers(0, 5)),
-                 classes=int(g.choice([2, 2, 3, 10, 26])), wbits=int(g.choice([8, 16])),
-                 in_bits=int(g.integers(1, 9)), zenc=int(g.integers(2)),
-                 tenc=int(g.integers(2)), steps=steps, seed=int(seed),
-                 zero_bias=int(g.random() < 0.25))
+    d = Draw(seed, dict(given or {}, **({} if steps is None else {"steps": steps})))
+    steps = d.integers("steps", 20, 61)
+
+    def once():
+        return dict(dims=d.choice("dims", [1, 2, 5, 16, 64, 100, 256, 300]),
+                    proj=d.integers("proj", 1, 17), depth=d.integers("depth", 0, 5),
+                    classes=d.choice("classes", [2, 2, 3, 10, 26]),
+                    wbits=d.choice("wbits", [8, 16]), in_bits=d.integers("in_bits", 1, 9),
+                    zenc=d.integers("zenc", 0, 2), tenc=d.integers("tenc", 0, 2), steps=steps,
+                    seed=int(seed), zero_bias=d.flag("zero_bias", 0.25))
+
+    def valid(p):
         L = 1 if p["classes"] <= 2 else p["classes"]
         weights = p["proj"] * (p["dims"] + n_internal(p["depth"]) + 2 * n_nodes(p["depth"]) * L)
-        if weights <= predictor.DRAW_WEIGHTS and check_params(
-                p["wbits"], p["in_bits"], p["dims"], p["proj"], p["depth"], p["classes"], 1) \
-                is None:
-            return p
+        return weights <= predictor.DRAW_WEIGHTS and check_params(
+            p["wbits"], p["in_bits"], p["dims"], p["proj"], p["depth"], p["classes"], 1) is None
+
+    return d.until(once, valid)
 
 
 def from_model(model_bytes, data_name, test=None, steps=None, seed=0):

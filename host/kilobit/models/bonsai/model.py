@@ -521,6 +521,11 @@ class BonsaiInt(kbfile.PayloadModel):
     def tree_bytes(self):
         return 3 + 2 * self.N + sum(len(b) for b in self._blocks(self.tree_enc)) + 2 * self.N
 
+    def stored_weights(self):
+        """The non-zero weights the device stores: Z, theta, W and V (a prediction reads Z
+        whole and the tree along one path)."""
+        return int(sum(np.count_nonzero(a) for a in (self.pj.Zq, self.theta, self.W, self.V)))
+
     def payload(self, scaler=None):
         head = _HEAD.pack(self.wbits, self.in_bits, self.dims, self.d, self.depth, self.classes,
                           self.tanh_bits)

@@ -3,36 +3,32 @@
     kilobit train ckp --data banana --L 560 --A 0.1 --bits 6 -o m.kb
     kilobit eval m.kb --data banana
 """
-from kilobit.core.errors import KilobitError
-from kilobit.core.options import integer, real, seed
+from kilobit.core.options import integer, real
 
 
 def add_train_args(t):
     from kilobit.models.ckp.model import L_MAX
-    from kilobit.models.commands import add_data_args
-    add_data_args(t)
+    from kilobit.models.commands import add_data_args, add_run_args
+    add_data_args(t, "binary")
     t.add_argument("--L", type=integer(2, L_MAX), default=560,
                    help="budget in bits, labels included (default 560: 70 bytes)")
     t.add_argument("--A", type=real(0.001, 65.535), default=0.1,
                    help="RBF kernel width on [0,1]-scaled data (0.001 .. 65.535)")
     t.add_argument("--bits", type=integer(1, 8), default=6, help="input precision P (1-8)")
     t.add_argument("--C", type=integer(1, 255), default=255, help="weight scale C (1-255)")
-    t.add_argument("--seed", type=seed(), default=0)
-    t.add_argument("-o", "--output", required=True)
+    add_run_args(t, "the train/test split's shuffle and the model's generator")
 
 
 def train(a):
     from kilobit import data
     from kilobit.core import kbfile
     from kilobit.models.ckp.model import CompressedKernelPerceptron, mem_bytes
+    from kilobit.models.commands import fit_online
 
     split = data.load(a.data, seed=a.seed, test=a.test)
     scaler, Xtr, Xte = data.scale(split)
     est = CompressedKernelPerceptron(L=a.L, A=a.A, bits=a.bits, C=a.C, seed=a.seed)
-    try:
-        est.fit(Xtr, split.y_train)
-    except ValueError as e:
-        raise KilobitError(str(e)) from None
+    fit_online(est, Xtr, split.y_train, a.quiet, "train ckp")
     m = est.model_
     blob = m.to_bytes(scaler=(scaler.lo_, scaler.hi_))
     kbfile.write(a.output, blob)

@@ -1,6 +1,5 @@
 """The ckp model's golden cases (docs/contract.md sections 6 and golden files)."""
-import numpy as np
-
+from kilobit.models.draw import Draw
 from kilobit.models import learner
 from kilobit.models.ckp.model import CKPInt
 
@@ -44,14 +43,15 @@ def make(bits, dims, L, width, steps, seed, C=255, norm=None, pretrain=0):
     return learner.make_doc("ckp", CKPInt, model.to_bytes(), seq, params)
 
 
-def random_params(seed, steps=None):
+def random_params(seed, steps=None, given=None):
     """Parameters drawn from `seed`: 1-8 bits, 1-21 attributes, a budget L of 2 bits to 1 KB
-    that the steps overrun, widths A = 0.001 .. 65.535."""
-    g = np.random.default_rng(seed)
-    steps = int(steps if steps is not None else g.integers(80, 400))
-    dims = int(g.choice([1, 2, 3, 4, 9, 16, 21]))
-    return dict(bits=int(g.integers(1, 9)), dims=dims, L=int(g.integers(dims + 1, 1025)),
-                width=int(g.choice([1, 100, 250, 500, 1000, 2000, 65535])), steps=steps,
+    that the steps overrun, widths A = 0.001 .. 65.535; those `given` taken instead of drawn
+    (kilobit.models.draw)."""
+    d = Draw(seed, dict(given or {}, **({} if steps is None else {"steps": steps})))
+    steps = d.integers("steps", 80, 400)
+    dims = d.choice("dims", [1, 2, 3, 4, 9, 16, 21])
+    return dict(bits=d.integers("bits", 1, 9), dims=dims, L=d.integers("L", dims + 1, 1025),
+                width=d.choice("width", [1, 100, 250, 500, 1000, 2000, 65535]), steps=steps,
                 seed=int(seed))
 
 

@@ -1,7 +1,7 @@
 """The ckp model type as the registry lists it (kilobit.models.spec)."""
 from kilobit.core import kbfile
 from kilobit.models.ckp import commands, firmware, golden
-from kilobit.models.ckp.model import CKPInt
+from kilobit.models.ckp.model import CKPInt, mem_bytes
 from kilobit.models.spec import ModelSpec
 from kilobit.models.ckp.model import quantize
 
@@ -11,8 +11,17 @@ def inputs(m, X01):
     return quantize(X01, m.bits)
 
 
+def describe(m):
+    """The parameters and learnt state of an integer model (`kilobit inspect`)."""
+    prec = m.slot_bits().mean() if m.count else 0
+    return [("input bits P", m.bits), ("inputs M", m.dims), ("budget L", "%d bits" % m.L),
+            ("kernel width A", "%g" % (m.width / 1000.0)), ("weight scale C", m.C),
+            ("support vectors", "%d (at most %d)" % (m.count, m.max_svs)),
+            ("mean precision", "%.2f bits" % prec), ("memory", "%d B" % mem_bytes(m.L))]
+
+
 SPEC = ModelSpec(
     name="ckp", type_id=kbfile.MODEL_TYPES["ckp"], title="Compressed Kernel Perceptron",
     paper="Vucetic, Coric & Wang 2009", kind="learner", int_class=CKPInt, golden=golden,
     firmware=firmware, commands=commands, kbit="kbit.ckp:CKP", learns_online=True,
-    inputs=inputs, boards=("attiny2313", "attiny4313", "uno"))
+    inputs=inputs, describe=describe, boards=("attiny2313", "attiny4313", "uno"))

@@ -19,10 +19,7 @@ from kilobit.core.options import counts, integer, real
 def add_train_args(t):
     from kilobit.models.protonn.train import TABLE_DEFAULT
     from kilobit.models.protonn.model import PROJ_MAX, PROTOS_MAX, TABLE_MAX
-    t.add_argument("--data", required=True,
-                   help="digits, mnist-2, mnist16-2, pendigits-10, letter-26, mnist-10, ... or "
-                        "a CSV")
-    t.add_argument("--test", help="CSV test split (with a CSV --data)")
+    cli_predictor.add_data_args(t)
     t.add_argument("--proj", type=integer(1, PROJ_MAX), default=10,
                    help="projection dimension d (1-%d)" % PROJ_MAX)
     t.add_argument("--prototypes", type=integer(1, PROTOS_MAX), default=20,

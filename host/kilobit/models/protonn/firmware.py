@@ -2,7 +2,9 @@
 payload in flash."""
 import struct
 
-from kilobit.core import kbfile
+import numpy as np
+
+from kilobit.core import kbfile, smat
 from kilobit.models import predictor
 from kilobit.models.protonn.model import ProtoNNInt
 
@@ -12,7 +14,21 @@ RUNTIME = predictor.RUNTIME
 
 def header(model_bytes, frames=True):
     return predictor.header("protonn", kbfile.MODEL_TYPES["protonn"], ProtoNNInt, model_bytes,
-                            frames)
+                            frames, avr_tables=avr_tables)
+
+
+def avr_tables(m):
+    """The Uno's derived table of a model with DENSE int8 prototypes and bshift >= 1
+    (firmware_c/kb_protonn.h, KB_PROTONN_CSUM): per prototype j the constant
+    C_j = 2^(bshift-1) sum_r Bq[j][r]^2 of D_j = Q + 2^e (C_j - sum_r P_r Bq[j][r]), int32
+    little-endian, so that a distance costs one multiply-add a weight."""
+    if m.wbits != 8 or m.proto_enc != smat.DENSE or m.bshift < 1:
+        return []
+    c = ((m.protos.astype(np.int64) ** 2).sum(axis=1) << (m.bshift - 1)).astype("<i4")
+    return ["/* per prototype 2^(bshift-1) sum |Bq|^2 (kb_protonn.h, KB_PROTONN_CSUM) */",
+            "static const uint8_t kb_fw_protonn_csum[%d] KB_FW_PROGMEM = {%s};"
+            % (4 * m.m, ",".join(str(b) for b in c.tobytes())),
+            "#define KB_PROTONN_CSUM kb_fw_protonn_csum"]
 
 
 def reply_row(m, p):

@@ -4,6 +4,7 @@ import numpy as np
 
 from kilobit.core import smat
 from kilobit.core.fixedpoint import ACT_MAX, SMALL, qmax, sat
+from kilobit.models.draw import Draw
 from kilobit.models import predictor
 from kilobit.core.proj import SHIFT_MAX, Projection, golden_doc, random_projection
 from kilobit.models.protonn.model import BSHIFT_MAX, TABLE_MAX, ProtoNNInt, n_scores
@@ -102,29 +103,37 @@ KIND = predictor.KIND
 doc_steps = predictor.doc_steps
 
 
-def random_params(seed, steps=None):
+def random_params(seed, steps=None, given=None):
     """Parameters drawn from `seed` across make()'s space: 1-300 inputs, projections 1-64,
     1-255 prototypes, 2-26 classes or multilabel, int8/int16, 1-8-bit codes, dense or sparse
     projection, prototypes and labels, kernel tables of 1-255 entries (overrun by far inputs);
-    at most predictor.DRAW_WEIGHTS weights (the Uno's flash)."""
+    at most predictor.DRAW_WEIGHTS weights (the Uno's flash).
+    Those `given` ({name: value}) are taken instead of drawn, the others drawn as without
+    them (kilobit.models.draw)."""
     from kilobit.models.protonn.model import check_params
-    g = np.random.default_rng(seed)
-    steps = int(steps if steps is not None else g.integers(20, 61))
-    while True:
-        multilabel = int(g.random() < 0.25)
-        p = dict(dims=int(g.choice([1, 2, 5, 16, 40, 64, 100, 300])),
-                 d=int(g.choice([1, 2, 4, 6, 8, 10, 16, 32, 64])),
-                 m=int(g.choice([1, 2, 5, 12, 20, 40, 100, 255])),
-                 classes=int(g.choice([2, 3, 5, 10, 26])), wbits=int(g.choice([8, 16])),
-                 in_bits=int(g.integers(1, 9)), steps=steps, seed=int(seed),
-                 multilabel=multilabel, zenc=int(g.integers(2)), penc=int(g.integers(2)),
-                 lenc=int(g.integers(2)), nt=int(g.choice([1, 16, 40, 64, 100, 255])))
-        L = n_scores(p["classes"], multilabel)
+    dr = Draw(seed, dict(given or {}, **({} if steps is None else {"steps": steps})))
+    steps = dr.integers("steps", 20, 61)
+
+    def once():
+        multilabel = dr.flag("multilabel", 0.25)
+        return dict(dims=dr.choice("dims", [1, 2, 5, 16, 40, 64, 100, 300]),
+                    d=dr.choice("d", [1, 2, 4, 6, 8, 10, 16, 32, 64]),
+                    m=dr.choice("m", [1, 2, 5, 12, 20, 40, 100, 255]),
+                    classes=dr.choice("classes", [2, 3, 5, 10, 26]),
+                    wbits=dr.choice("wbits", [8, 16]), in_bits=dr.integers("in_bits", 1, 9),
+                    steps=steps, seed=int(seed), multilabel=multilabel,
+                    zenc=dr.integers("zenc", 0, 2), penc=dr.integers("penc", 0, 2),
+                    lenc=dr.integers("lenc", 0, 2),
+                    nt=dr.choice("nt", [1, 16, 40, 64, 100, 255]))
+
+    def valid(p):
+        L = n_scores(p["classes"], p["multilabel"])
         weights = p["d"] * (p["dims"] + p["m"]) + p["m"] * L
-        if weights <= predictor.DRAW_WEIGHTS and check_params(
-                p["wbits"], p["in_bits"], p["dims"], p["d"], p["m"], p["classes"],
-                multilabel) is None:
-            return p
+        return weights <= predictor.DRAW_WEIGHTS and check_params(
+            p["wbits"], p["in_bits"], p["dims"], p["d"], p["m"], p["classes"],
+            p["multilabel"]) is None
+
+    return dr.until(once, valid)
 
 
 def from_model(model_bytes, data_name, test=None, steps=None, seed=0):

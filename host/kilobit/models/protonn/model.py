@@ -149,6 +149,10 @@ class ProtoNNInt(kbfile.PayloadModel):
     def predict(self, codes):
         return self.fields(codes)["pred"]
 
+    def stored_weights(self):
+        """The non-zero weights the device stores: W, the prototypes and the labels."""
+        return int(sum(np.count_nonzero(a) for a in (self.pj.Zq, self.protos, self.zmat)))
+
     def field_names(self):
         return (["z%d" % r for r in range(self.d)] + ["D%d" % j for j in range(self.m)]
                 + ["k%d" % j for j in range(self.m)] + ["s%d" % l for l in range(self.L)]

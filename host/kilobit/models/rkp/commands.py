@@ -3,41 +3,42 @@
     kilobit train rkp --data banana --bits 4 --budget 62 --width -6 --seed 0 -o m.kb
     kilobit eval m.kb --data banana
 """
-from kilobit.core.errors import KilobitError
 from kilobit.core.options import integer, seed
 
 
-def add_params(p, budget=62):
+def add_params(p, budget=62, seed_help="the train/test split's shuffle and the model's "
+                                       "generator (random removal)"):
     """The model's parameters: kernel, bits, budget, width, C, seed (also `kilobit stream`'s
     for a fresh model)."""
-    p.add_argument("--kernel", choices=("laplace", "rbf"), default="laplace")
+    p.add_argument("--kernel", choices=("laplace", "rbf"), default="laplace",
+                   help="the kernel, as a power table of the code distance")
     p.add_argument("--bits", type=integer(1, 8), default=4, help="input bits B (1-8)")
-    p.add_argument("--budget", type=integer(1, 0xFFFF), default=budget, help="support vectors T")
+    p.add_argument("--budget", type=integer(1, 0xFFFF), default=budget,
+                   help="support vectors T the memory holds (a mistake past it replaces one "
+                        "at random)")
     p.add_argument("--width", type=integer(-16, 16), default=-6,
                    help="kernel width exponent A (2^A)")
     p.add_argument("--C", type=integer(1, 255), default=255, help="weight scale C (1-255)")
-    p.add_argument("--seed", type=seed(), default=0)
+    p.add_argument("--seed", type=seed(), default=0, help=seed_help)
 
 
 def add_train_args(t):
-    from kilobit.models.commands import add_data_args
+    from kilobit.models.commands import add_data_args, add_output_args
     add_params(t)
-    add_data_args(t)
-    t.add_argument("-o", "--output", required=True)
+    add_data_args(t, "binary")
+    add_output_args(t)
 
 
 def train(a):
     from kilobit import data
     from kilobit.core import kbfile
+    from kilobit.models.commands import fit_online
     from kilobit.models.rkp.model import RandomKernelPerceptron, mem_bytes
 
     split = data.load(a.data, seed=a.seed, test=a.test)
     scaler, Xtr, Xte = data.scale(split)
     est = RandomKernelPerceptron(a.kernel, a.bits, a.budget, a.width, a.C, a.seed)
-    try:
-        est.fit(Xtr, split.y_train)
-    except ValueError as e:
-        raise KilobitError(str(e)) from None
+    fit_online(est, Xtr, split.y_train, a.quiet, "train rkp")
     blob = est.model_.to_bytes(scaler=(scaler.lo_, scaler.hi_))
     kbfile.write(a.output, blob)
     acc = est.score(Xte, split.y_test)

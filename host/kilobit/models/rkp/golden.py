@@ -1,7 +1,6 @@
 """The rkp model's golden cases (docs/contract.md, golden files): the checked-in set, a case
 from parameters, a case drawn from a seed, and a case from a trained model and real data."""
-import numpy as np
-
+from kilobit.models.draw import Draw
 from kilobit.models import learner
 from kilobit.models.rkp.model import RKPInt
 
@@ -43,15 +42,18 @@ def make(kernel, bits, budget, width, dims, steps, seed, C=255):
                                  C=C, seed=seed, steps=steps))
 
 
-def random_params(seed, steps=None):
+def random_params(seed, steps=None, given=None):
     """Parameters drawn from `seed` (numpy's generator, so the same seed gives the same case):
     either kernel, 1-8 bits, 1-255 dims weighted to small, a budget that fills (about a third
-    of the steps), widths -8..4."""
-    g = np.random.default_rng(seed)
-    steps = int(steps if steps is not None else g.integers(80, 400))
-    return dict(kernel=("laplace", "rbf")[int(g.integers(2))], bits=int(g.integers(1, 9)),
-                budget=int(g.integers(1, max(2, steps // 3))), width=int(g.integers(-8, 5)),
-                dims=int(g.choice([1, 2, 3, 4, 8, 16, 64])), steps=steps, seed=int(seed))
+    of the steps), widths -8..4; those `given` ({name: value}) are taken instead of drawn,
+    the others drawn as without them (kilobit.models.draw)."""
+    d = Draw(seed, dict(given or {}, **({} if steps is None else {"steps": steps})))
+    steps = d.integers("steps", 80, 400)
+    return dict(kernel=d.take("kernel", ("laplace", "rbf")[int(d.g.integers(2))]),
+                bits=d.integers("bits", 1, 9),
+                budget=d.integers("budget", 1, max(2, steps // 3)),
+                width=d.integers("width", -8, 5), dims=d.choice("dims", [1, 2, 3, 4, 8, 16, 64]),
+                steps=steps, seed=int(seed))
 
 
 KIND = learner.KIND

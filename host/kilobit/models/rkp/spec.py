@@ -1,7 +1,7 @@
 """The rkp model type as the registry lists it (kilobit.models.spec)."""
 from kilobit.core import kbfile
 from kilobit.models.rkp import commands, firmware, golden
-from kilobit.models.rkp.model import RKPInt
+from kilobit.models.rkp.model import RKPInt, mem_bytes
 from kilobit.models.spec import ModelSpec
 from kilobit.core.quant import quantize
 
@@ -11,8 +11,17 @@ def inputs(m, X01):
     return quantize(X01, m.bits)
 
 
+def describe(m):
+    """The parameters and learnt state of an integer model (`kilobit inspect`)."""
+    return [("kernel", m.kernel), ("input bits B", m.bits), ("inputs M", m.dims),
+            ("budget T", "%d support vectors" % m.budget),
+            ("kernel width exponent A", m.width),
+            ("weight scale C", m.C), ("support vectors", "%d of %d" % (m.count, m.budget)),
+            ("memory", "%d B" % mem_bytes(m.budget, m.dims, m.bits))]
+
+
 SPEC = ModelSpec(
     name="rkp", type_id=kbfile.MODEL_TYPES["rkp"], title="Random Kernel Perceptron",
     paper="Djuric & Vucetic 2010", kind="learner", int_class=RKPInt, golden=golden,
     firmware=firmware, commands=commands, kbit="kbit.rkp:RKP", learns_online=True,
-    inputs=inputs, boards=("attiny2313", "attiny4313", "uno"))
+    inputs=inputs, describe=describe, boards=("attiny2313", "attiny4313", "uno"))

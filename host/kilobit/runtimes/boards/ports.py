@@ -1,9 +1,8 @@
 """How the host talks to a board's firmware: a simulated chip (kb_sim, cycle-exact) or a real
-board on a serial port (pyserial), each yielding the replies to a stream of frames; and the
-progress bar of a long stream."""
+board on a serial port (pyserial), each yielding the replies to a stream of frames (a long
+stream's progress bar is kilobit.core.progress)."""
 import os
 import subprocess
-import sys
 import tempfile
 import time
 
@@ -133,32 +132,3 @@ class SerialPort:
                 yield self.transact(f)
         finally:
             self.ser.close()
-
-
-class Progress:
-    """A one-line progress bar on stderr."""
-
-    def __init__(self, total, stream=None, width=30):
-        self.total, self.width = max(total, 1), width
-        self.stream = stream if stream is not None else sys.stderr
-        self.last = -1
-
-    def update(self, done, text=""):
-        pct = int(100 * done / self.total)
-        if pct == self.last and done != self.total:
-            return
-        self.last = pct
-        n = self.width * done // self.total
-        self.stream.write("\r[%s%s] %3d%% %s" % ("#" * n, "." * (self.width - n), pct, text))
-        self.stream.flush()
-
-    def clear(self):
-        """Blank the bar's line on a terminal, so that a line printed to stdout stays clean."""
-        if getattr(self.stream, "isatty", lambda: False)():
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
-            self.last = -1
-
-    def finish(self):
-        self.stream.write("\n")
-        self.stream.flush()

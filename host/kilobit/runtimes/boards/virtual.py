@@ -288,43 +288,145 @@ class VirtualBoard(_PtyBoard):
 
 
 class SimBoard(_PtyBoard):
-    """The AVR RKP firmware of a model on a simulated chip (kb_sim, interactive UART) whose UART
-    is the slave side of a pty: .port (/dev/pts/N, or `link`)."""
+    """A model's AVR firmware on a simulated chip (kb_sim, interactive UART) whose UART is the
+    slave side of a pty: .port (/dev/pts/N, or `link`).
+
+    Like an Arduino Uno, whose USB serial chip pulls RESET through DTR when a program opens the
+    port, the chip is reset each time a client opens the port after the chip has been talked
+    to: kb_sim is ended (its stdin closed: it saves the EEPROM image, which the next one loads,
+    so EEPROM checkpoints survive as on a chip) and started again from the firmware's power-on
+    state. A pty has no DTR line, so the opening itself is what is watched: the relay between
+    the pty's master and kb_sim sees the master's hang-up (no client) end. reset() does the same
+    on request; .resets counts them."""
+
+    #: cycles kb_sim runs on after its input ends (a reset): the chip is idle by then
+    IDLE_CYCLES = 100000
 
     def __init__(self, board_name, model_bytes, link=None, log=None):
         super().__init__(link, log)
         self.board_name, self.model = board_name, model_bytes
         self.sizes = None
+        self.resets = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads = []
+        self._touched = False  # bytes went to the chip since it (re)started
 
     def start(self):
+        import tempfile
         from kilobit.runtimes.avr import kb_sim, firmware
         miss = kb_sim.missing()
         if miss:
             raise BoardError("simulated board: missing %s" % miss)
         b = firmware.board(self.board_name)
-        elf, self.sizes = firmware.build(self.model, b["name"])
-        sim = kb_sim.build_sim()
-        master, slave, name = _raw_pty()
-        self._fds = [slave]
-        try:
-            self.proc = subprocess.Popen(
-                [sim, "--mcu", b["mcu"], "--freq", str(b["clock_hz"]), "--rx-mode", "interactive",
-                 "--max-cycles", str(2 ** 62), "--report", os.devnull, elf],
-                stdin=master, stdout=master,
-                stderr=self.log if self.log is not None else subprocess.DEVNULL)
-        finally:
-            os.close(master)  # kb_sim holds it now
-        self._expose(name)
+        self.elf, self.sizes = firmware.build(self.model, b["name"])
+        self.sim = kb_sim.build_sim()
         self.mcu, self.freq = b["mcu"], b["clock_hz"]
+        self._tmp = tempfile.TemporaryDirectory(prefix="kilobit-simboard-")
+        self.eeprom = os.path.join(self._tmp.name, "eeprom.bin")
+        master, slave, name = _raw_pty()
+        os.close(slave)  # no client yet: the master hangs up until one opens the port
+        self.master = master
+        self._fds = [master]
+        self._start_sim()
+        self._expose(name)
+        t = threading.Thread(target=self._relay, daemon=True)
+        t.start()
+        self._threads.append(t)
         return self
 
-    def close(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=3)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._release()
+    def _start_sim(self):
+        self.proc = subprocess.Popen(
+            [self.sim, "--mcu", self.mcu, "--freq", str(self.freq), "--rx-mode", "interactive",
+             "--max-cycles", str(2 ** 62), "--idle-cycles", str(self.IDLE_CYCLES),
+             "--eeprom", self.eeprom, "--report", os.devnull, self.elf],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=self.log if self.log is not None else subprocess.DEVNULL, bufsize=0)
+        self._touched = False
+        t = threading.Thread(target=self._from_chip, args=(self.proc,), daemon=True)
+        t.start()
+        self._threads.append(t)
 
+    def _end_sim(self):
+        """End kb_sim as a reset does: its input closed, so that it stops and saves the
+        EEPROM (killed when it does not within seconds)."""
+        proc = self.proc
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def reset(self):
+        """Reset the chip: the firmware starts again from power-on, the EEPROM kept."""
+        with self._lock:
+            self._end_sim()
+            self._start_sim()
+            self.resets += 1
+
+    def _from_chip(self, proc):
+        while True:
+            try:
+                data = os.read(proc.stdout.fileno(), 4096)
+            except (OSError, ValueError):
+                return
+            if not data:
+                return
+            try:
+                os.write(self.master, data)
+            except OSError:  # no client: the bytes are lost, as on a port nobody reads
+                pass
+
+    def _relay(self):
+        import select
+        poll = select.poll()
+        poll.register(self.master, select.POLLIN)
+        open_ = False
+        while not self._stop.is_set():
+            events = dict(poll.poll(100)).get(self.master, 0)
+            if events & select.POLLHUP:  # no client has the port open
+                open_ = False
+                self._stop.wait(0.02)
+                continue
+            if not open_:
+                open_ = True
+                if self._touched:  # a client opened the port: DTR resets the chip
+                    self.reset()
+            if events & select.POLLIN:
+                try:
+                    data = os.read(self.master, 4096)
+                except OSError:
+                    continue
+                with self._lock:
+                    try:
+                        self.proc.stdin.write(data)
+                        self._touched = True
+                    except (OSError, ValueError):
+                        pass
+
+    def alive(self):
+        if self._stop.is_set() or self.proc is None:
+            return False
+        with self._lock:  # a reset in progress is not an end
+            return self.proc.poll() is None
+
+    def close(self):
+        self._stop.set()
+        with self._lock:
+            if self.proc is not None and self.proc.poll() is None:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(timeout=3)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+        for t in self._threads:
+            t.join(timeout=3)
+        self._release()
+        if getattr(self, "_tmp", None) is not None:
+            self._tmp.cleanup()
+            self._tmp = None
