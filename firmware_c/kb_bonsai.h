@@ -45,7 +45,13 @@ typedef struct {
     uint8_t leaf;
 } kb_bonsai_t;
 
-static inline uint16_t kb_bonsai_off(const kb_bonsai_t *m, uint8_t k)
+#ifdef __AVR__
+#define KB_BONSAI_INLINE __attribute__((always_inline))
+#else
+#define KB_BONSAI_INLINE
+#endif
+
+static inline KB_BONSAI_INLINE uint16_t kb_bonsai_off(const kb_bonsai_t *m, uint8_t k)
 {
     if (k == m->nnodes)
         return m->tlen;
@@ -173,7 +179,8 @@ static inline void kb_bonsai_reset(kb_bonsai_t *m)
 static inline uint8_t kb_bonsai_predict(kb_bonsai_t *m)
 {
     int32_t dots[1 + 2 * KB_BONSAI_LMAX];
-    const int32_t one = (int32_t)1 << m->tanh_bits;
+    const uint8_t eT = m->tanh_bits;
+    const int16_t one = (int16_t)(1 << eT); /* eT <= 14 */
     uint8_t k = 0, l, best;
     kb_proj_finish(&m->proj, m->P);
     for (l = 0; l < m->L; l++)
@@ -182,20 +189,16 @@ static inline uint8_t kb_bonsai_predict(kb_bonsai_t *m)
         const uint8_t internal = (uint8_t)(k < m->nint);
         const uint16_t a = kb_bonsai_off(m, k);
         const uint8_t ws = KB_FLASH_BYTE(m->wsh + k), vs = KB_FLASH_BYTE(m->vsh + k);
-        uint8_t r = internal;
+        const int32_t *dp = dots + internal;
         kb_smat_row_dots(m->tree + a, (uint16_t)(kb_bonsai_off(m, (uint8_t)(k + 1u)) - a),
                          m->proj.d, m->wb, m->tenc, m->P, dots,
                          (uint8_t)(internal + 2u * m->L));
-        for (l = 0; l < m->L; l++) {
-            const int32_t w = kb_sat_act(kb_rshift_round32(dots[r], ws));
-            int32_t t = kb_rshift_round32(dots[r + 1], vs);
-            if (t > one)
-                t = one;
-            else if (t < -one)
-                t = -one;
+        for (l = 0; l < m->L; l++, dp += 2) {
+            const int16_t w = (int16_t)kb_sat_act(kb_rshift_round32(dp[0], ws));
+            const int32_t v = kb_rshift_round32(dp[1], vs);
+            const int16_t t = v > one ? one : (v < -one ? (int16_t)-one : (int16_t)v);
             /* |w| <= 32767, |t| <= 2^14: the product fits 30 bits */
-            m->scores[l] += kb_rshift_round32((int32_t)(int16_t)w * t, m->tanh_bits);
-            r = (uint8_t)(r + 2u);
+            m->scores[l] += kb_rshift_round32((int32_t)w * t, eT);
         }
         if (!internal)
             break;

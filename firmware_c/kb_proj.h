@@ -23,6 +23,16 @@
 #define KB_PROJ_DMAX 64
 #endif
 
+/* KB_PROJ_AVR: the Uno's build (KB_SMAT_AVR, kb_smat.h). The updates then run in assembly
+ * (kb_proj_avr_block10, kb_proj_avr_block7 for a DENSE matrix, kb_proj_avr_walk over the row
+ * records KB_PROJ_ROWS for a SPARSE one) and acc[r] holds the sum in a split form that costs
+ * one 16-bit add a product: its low half L (bytes 0-1) and high half H (bytes 2-3) mean
+ * H * 65536 + (int16_t)L. A product w * c (|w| <= 127, c <= 255) fits int16; it is added to L
+ * alone, and when that add overflows int16 (rarely) H moves by +-1, which keeps the value
+ * exact. kb_proj_finish turns it back into the plain sum. Every other build keeps the plain
+ * int32 sum. */
+#define KB_PROJ_AVR KB_SMAT_AVR
+
 typedef struct {
     const uint8_t *z;     /* the stored matrix */
     const uint8_t *shift; /* d shifts */
@@ -66,6 +76,25 @@ static inline void kb_proj_seek(kb_proj_t *p, uint16_t col)
     p->i = i;
 }
 
+#if KB_PROJ_AVR && defined(KB_PROJ_ROWS)
+/* KB_PROJ_ROWS: the SPARSE matrix of the one model this translation unit runs, as the Uno walks
+ * it (the firmware header makes it from the same model file: kilobit.models.predictor.
+ * proj_rows): a record per row holding weights (a row step of 0..254, a count, then per weight
+ * 4 * its column and the weight), records of count 0 across longer gaps and at row dims, the
+ * end. The cursor is then p->i, the index of the pending record's count, and p->row, its row. */
+#define KB_PROJ_USE_ROWS 1
+
+/* The record after the one whose count is at index i (row: its row). */
+static inline void kb_proj_rows_next(kb_proj_t *p, uint16_t i, uint16_t row)
+{
+    i = (uint16_t)(i + 1u + 2u * KB_FLASH_BYTE(KB_PROJ_ROWS + i)); /* its step */
+    p->row = (uint16_t)(row + KB_FLASH_BYTE(KB_PROJ_ROWS + i));
+    p->i = (uint16_t)(i + 1u);
+}
+#else
+#define KB_PROJ_USE_ROWS 0
+#endif
+
 /* Forget the input in progress. */
 static inline void kb_proj_reset(kb_proj_t *p)
 {
@@ -76,8 +105,14 @@ static inline void kb_proj_reset(kb_proj_t *p)
     p->row = 0;
     p->col = 0;
     p->i = 0;
-    if (p->enc == KB_SMAT_SPARSE)
+    if (p->enc == KB_SMAT_SPARSE) {
+#if KB_PROJ_USE_ROWS
+        p->row = KB_FLASH_BYTE(KB_PROJ_ROWS); /* the first record's step, from row 0 */
+        p->i = 1;
+#else
         kb_proj_seek(p, 0);
+#endif
+    }
 }
 
 /* Parse the section at s[0 .. len); 1 on success (then *used = its size), 0 when it is cut
@@ -117,6 +152,22 @@ static inline int kb_proj_init(kb_proj_t *p, const uint8_t *s, uint32_t len, uin
     return 1;
 }
 
+#if KB_PROJ_AVR
+/* acc += prod in the split form (KB_PROJ_AVR): the C of a sparse matrix without the firmware's
+ * row records (KB_PROJ_ROWS), which the Uno's firmware always has. */
+static inline void kb_proj_split_add(int32_t *acc, int16_t prod)
+{
+    int32_t v = *acc;
+    int16_t lo;
+    if ((uint16_t)v & 0x8000u)
+        v -= 0x10000L;
+    v += prod;
+    lo = (int16_t)(uint16_t)v;
+    *acc = (int32_t)((uint32_t)(v - lo) | (uint16_t)lo);
+}
+#define KB_PROJ_MAC(acc, z, wb, c)                                                            \
+    kb_proj_split_add(&(acc), (int16_t)((int16_t)(int8_t)KB_FLASH_BYTE(z) * (int16_t)(uint8_t)(c)))
+#else
 /* acc += w * c; for int8 weights as an 8x8 -> 16-bit product (|w| <= 127, c <= 255 fit). */
 #define KB_PROJ_MAC(acc, z, wb, c)                                                            \
     do {                                                                                      \
@@ -125,11 +176,31 @@ static inline int kb_proj_init(kb_proj_t *p, const uint8_t *s, uint32_t len, uin
         else                                                                                  \
             (acc) += (int32_t)kb_smat_weight((z), (wb)) * (c);                                \
     } while (0)
+#endif
+
+#ifdef __AVR__
+#define KB_PROJ_HOT __attribute__((optimize("O2")))
+#else
+#define KB_PROJ_HOT
+#endif
+
+static KB_PROJ_HOT void kb_proj_update_run(kb_proj_t *p, uint16_t start, const uint8_t *c,
+                                           uint8_t n);
 
 /* Feature j has code c. 0 on success; -1 (nothing changed) when j is not above the previous
  * index of this input, j >= dims, or c > 2^B - 1. */
 static inline int kb_proj_update(kb_proj_t *p, uint16_t j, uint8_t c)
 {
+#if KB_PROJ_AVR
+    /* one feature is a run of one: the assembly keeps acc[] in its split form */
+    if (j < p->next || j >= p->dims || c > p->top)
+        return -1;
+    if (c == 0)
+        p->next = (uint16_t)(j + 1u);
+    else
+        kb_proj_update_run(p, j, &c, 1);
+    return 0;
+#else
     const uint8_t *z = p->z;
     const uint8_t wb = p->wb, d = p->d;
     if (j < p->next || j >= p->dims || c > p->top)
@@ -180,20 +251,712 @@ static inline int kb_proj_update(kb_proj_t *p, uint16_t j, uint8_t c)
         p->col = col;
     }
     return 0;
+#endif /* KB_PROJ_AVR */
 }
 
-#ifdef __AVR__
-#define KB_PROJ_HOT __attribute__((optimize("O2")))
-#else
-#define KB_PROJ_HOT
+#if KB_PROJ_AVR
+/* kb_proj_avr_block7(acc, rowp, codes, n, d, s0): acc[i] += w[i] * code for the w = 7 - s0
+ * columns (1..7) of a DENSE matrix whose sums start at acc (split form, KB_PROJ_AVR), over n
+ * rows: row k's w weights at rowp + k * d (flash), its code codes[k]. The low halves L of the
+ * sums live in registers (r2..r15, the last w of the 7 slots) for the whole run, so a weight
+ * costs 8 cycles (LPM, MULSU, a 16-bit add, the overflow test) where a sum in RAM costs 21; a
+ * row whose code is 0 costs 11, and a narrower block enters its slots part way (a computed
+ * jump: push the address, ret; 8 cycles a row). An overflow of L calls a stub that moves H in
+ * RAM. Defined here in assembly (avr-gcc's calling convention: the arguments in r24:25,
+ * r22:23, r20:21, r18, r16, r14; r2-r17 and r28-r29 saved) as a weak symbol in its own
+ * section, so that every translation unit may include this header and the linker keeps one
+ * copy, or none when nothing calls it. */
+#ifdef __cplusplus
+extern "C" {
 #endif
+void kb_proj_avr_block7(int32_t *acc, const uint8_t *rowp, const uint8_t *codes, uint8_t n,
+                        uint8_t d, uint8_t s0);
+#ifdef __cplusplus
+}
+#endif
+__asm__(
+    ".pushsection .text.kb_proj_avr_block7,\"ax\",@progbits\n\t"
+    ".weak kb_proj_avr_block7\n\t"
+    ".type kb_proj_avr_block7, @function\n"
+    "kb_proj_avr_block7:\n\t"
+    "push r2\n\t"
+    "push r3\n\t"
+    "push r4\n\t"
+    "push r5\n\t"
+    "push r6\n\t"
+    "push r7\n\t"
+    "push r8\n\t"
+    "push r9\n\t"
+    "push r10\n\t"
+    "push r11\n\t"
+    "push r12\n\t"
+    "push r13\n\t"
+    "push r14\n\t"
+    "push r15\n\t"
+    "push r16\n\t"
+    "push r17\n\t"
+    "push r28\n\t"
+    "push r29\n\t"
+    "movw r26, r20\n\t"
+    "mov r21, r16\n\t"
+    "movw r16, r24\n\t"
+    "mov r20, r18\n\t"
+    "mov r24, r14\n\t"
+    "clt\n\t"
+    "tst r24\n\t"
+    "breq 1f\n\t"
+    "set\n\t"
+    "1:\n\t"
+    "mov r25, r24\n\t"
+    "lsl r25\n\t"
+    "lsl r25\n\t"
+    "movw r30, r16\n\t"
+    "sub r16, r25\n\t"
+    "sbc r17, r1\n\t"
+    "ldi r28, lo8(gs(.Lkb_b7_l0))\n\t"
+    "ldi r29, hi8(gs(.Lkb_b7_l0))\n\t"
+    "mov r25, r24\n\t"
+    "lsl r25\n\t"
+    "add r25, r24\n\t"
+    "add r28, r25\n\t"
+    "adc r29, r1\n\t"
+    "push r28\n\t"
+    "push r29\n\t"
+    "ret\n\t"
+    ".Lkb_b7_l0:\n\t"
+    "ld r2, Z+\n\t"
+    "ld r3, Z+\n\t"
+    "adiw r30, 2\n\t"
+    "ld r4, Z+\n\t"
+    "ld r5, Z+\n\t"
+    "adiw r30, 2\n\t"
+    "ld r6, Z+\n\t"
+    "ld r7, Z+\n\t"
+    "adiw r30, 2\n\t"
+    "ld r8, Z+\n\t"
+    "ld r9, Z+\n\t"
+    "adiw r30, 2\n\t"
+    "ld r10, Z+\n\t"
+    "ld r11, Z+\n\t"
+    "adiw r30, 2\n\t"
+    "ld r12, Z+\n\t"
+    "ld r13, Z+\n\t"
+    "adiw r30, 2\n\t"
+    "ld r14, Z+\n\t"
+    "ld r15, Z+\n\t"
+    "adiw r30, 2\n\t"
+    "ldi r28, lo8(gs(.Lkb_b7_s0))\n\t"
+    "ldi r29, hi8(gs(.Lkb_b7_s0))\n\t"
+    "mov r25, r24\n\t"
+    "lsl r25\n\t"
+    "lsl r25\n\t"
+    "add r25, r24\n\t"
+    "add r28, r25\n\t"
+    "adc r29, r1\n\t"
+    "push r24\n\t"
+    ".Lkb_b7_row:\n\t"
+    "ld r19, X+\n\t"
+    "tst r19\n\t"
+    "breq .Lkb_b7_skip\n\t"
+    "movw r30, r22\n\t"
+    "brtc .Lkb_b7_s0\n\t"
+    "push r28\n\t"
+    "push r29\n\t"
+    "ret\n\t"
+    ".Lkb_b7_s0:\n\t"
+    "lpm r18, Z+\n\t"
+    "mulsu r18, r19\n\t"
+    "add r2, r0\n\t"
+    "adc r3, r1\n\t"
+    "brvs .Lkb_b7_o0\n\t"
+    ".Lkb_b7_b0:\n\t"
+    "lpm r18, Z+\n\t"
+    "mulsu r18, r19\n\t"
+    "add r4, r0\n\t"
+    "adc r5, r1\n\t"
+    "brvs .Lkb_b7_o1\n\t"
+    ".Lkb_b7_b1:\n\t"
+    "lpm r18, Z+\n\t"
+    "mulsu r18, r19\n\t"
+    "add r6, r0\n\t"
+    "adc r7, r1\n\t"
+    "brvs .Lkb_b7_o2\n\t"
+    ".Lkb_b7_b2:\n\t"
+    "lpm r18, Z+\n\t"
+    "mulsu r18, r19\n\t"
+    "add r8, r0\n\t"
+    "adc r9, r1\n\t"
+    "brvs .Lkb_b7_o3\n\t"
+    ".Lkb_b7_b3:\n\t"
+    "lpm r18, Z+\n\t"
+    "mulsu r18, r19\n\t"
+    "add r10, r0\n\t"
+    "adc r11, r1\n\t"
+    "brvs .Lkb_b7_o4\n\t"
+    ".Lkb_b7_b4:\n\t"
+    "lpm r18, Z+\n\t"
+    "mulsu r18, r19\n\t"
+    "add r12, r0\n\t"
+    "adc r13, r1\n\t"
+    "brvs .Lkb_b7_o5\n\t"
+    ".Lkb_b7_b5:\n\t"
+    "lpm r18, Z+\n\t"
+    "mulsu r18, r19\n\t"
+    "add r14, r0\n\t"
+    "adc r15, r1\n\t"
+    "brvs .Lkb_b7_o6\n\t"
+    ".Lkb_b7_b6:\n\t"
+    ".Lkb_b7_skip:\n\t"
+    "clr r1\n\t"
+    "add r22, r21\n\t"
+    "adc r23, r1\n\t"
+    "dec r20\n\t"
+    "brne .Lkb_b7_row\n\t"
+    "rjmp .Lkb_b7_end\n\t"
+    ".Lkb_b7_o0:\n\t"
+    "ldi r24, 2\n\t"
+    "rcall .Lkb_b7_ov\n\t"
+    "rjmp .Lkb_b7_b0\n\t"
+    ".Lkb_b7_o1:\n\t"
+    "ldi r24, 6\n\t"
+    "rcall .Lkb_b7_ov\n\t"
+    "rjmp .Lkb_b7_b1\n\t"
+    ".Lkb_b7_o2:\n\t"
+    "ldi r24, 10\n\t"
+    "rcall .Lkb_b7_ov\n\t"
+    "rjmp .Lkb_b7_b2\n\t"
+    ".Lkb_b7_o3:\n\t"
+    "ldi r24, 14\n\t"
+    "rcall .Lkb_b7_ov\n\t"
+    "rjmp .Lkb_b7_b3\n\t"
+    ".Lkb_b7_o4:\n\t"
+    "ldi r24, 18\n\t"
+    "rcall .Lkb_b7_ov\n\t"
+    "rjmp .Lkb_b7_b4\n\t"
+    ".Lkb_b7_o5:\n\t"
+    "ldi r24, 22\n\t"
+    "rcall .Lkb_b7_ov\n\t"
+    "rjmp .Lkb_b7_b5\n\t"
+    ".Lkb_b7_o6:\n\t"
+    "ldi r24, 26\n\t"
+    "rcall .Lkb_b7_ov\n\t"
+    "rjmp .Lkb_b7_b6\n\t"
+    ".Lkb_b7_ov:\n\t"
+    "push r30\n\t"
+    "push r31\n\t"
+    "ldi r25, 1\n\t"
+    "brmi 1f\n\t"
+    "ldi r25, 0xFF\n\t"
+    "1:\n\t"
+    "clr r1\n\t"
+    "movw r30, r16\n\t"
+    "add r30, r24\n\t"
+    "adc r31, r1\n\t"
+    "ld r24, Z\n\t"
+    "ldd r0, Z+1\n\t"
+    "add r24, r25\n\t"
+    "adc r0, r1\n\t"
+    "sbrc r25, 7\n\t"
+    "dec r0\n\t"
+    "st Z, r24\n\t"
+    "std Z+1, r0\n\t"
+    "pop r31\n\t"
+    "pop r30\n\t"
+    "ret\n\t"
+    ".Lkb_b7_end:\n\t"
+    "pop r24\n\t"
+    "mov r25, r24\n\t"
+    "lsl r25\n\t"
+    "lsl r25\n\t"
+    "movw r30, r16\n\t"
+    "add r30, r25\n\t"
+    "adc r31, r1\n\t"
+    "ldi r28, lo8(gs(.Lkb_b7_t0))\n\t"
+    "ldi r29, hi8(gs(.Lkb_b7_t0))\n\t"
+    "mov r25, r24\n\t"
+    "lsl r25\n\t"
+    "add r25, r24\n\t"
+    "add r28, r25\n\t"
+    "adc r29, r1\n\t"
+    "push r28\n\t"
+    "push r29\n\t"
+    "ret\n\t"
+    ".Lkb_b7_t0:\n\t"
+    "st Z+, r2\n\t"
+    "st Z+, r3\n\t"
+    "adiw r30, 2\n\t"
+    "st Z+, r4\n\t"
+    "st Z+, r5\n\t"
+    "adiw r30, 2\n\t"
+    "st Z+, r6\n\t"
+    "st Z+, r7\n\t"
+    "adiw r30, 2\n\t"
+    "st Z+, r8\n\t"
+    "st Z+, r9\n\t"
+    "adiw r30, 2\n\t"
+    "st Z+, r10\n\t"
+    "st Z+, r11\n\t"
+    "adiw r30, 2\n\t"
+    "st Z+, r12\n\t"
+    "st Z+, r13\n\t"
+    "adiw r30, 2\n\t"
+    "st Z+, r14\n\t"
+    "st Z+, r15\n\t"
+    "adiw r30, 2\n\t"
+    "pop r29\n\t"
+    "pop r28\n\t"
+    "pop r17\n\t"
+    "pop r16\n\t"
+    "pop r15\n\t"
+    "pop r14\n\t"
+    "pop r13\n\t"
+    "pop r12\n\t"
+    "pop r11\n\t"
+    "pop r10\n\t"
+    "pop r9\n\t"
+    "pop r8\n\t"
+    "pop r7\n\t"
+    "pop r6\n\t"
+    "pop r5\n\t"
+    "pop r4\n\t"
+    "pop r3\n\t"
+    "pop r2\n\t"
+    "ret\n\t"
+    ".size kb_proj_avr_block7, .-kb_proj_avr_block7\n\t"
+    ".popsection");
 
-/* Features start .. start+n-1 have the codes c[0..n-1]: the same as n calls of kb_proj_update,
- * for a caller that has checked the run already (start >= next, start + n <= dims, every code
- * <= 2^B - 1, n >= 1). One walk of the cursor over the run's stored weights, with the cursor in
- * registers and zero codes skipped; int8 weights multiply 8x8 -> 16 bits. */
-static KB_PROJ_HOT void kb_proj_update_run(kb_proj_t *p, uint16_t start, const uint8_t *c,
-                                           uint8_t n)
+/* kb_proj_avr_block10(acc, rowp, codes, n): the same for a DENSE matrix of exactly d = 10
+ * columns (the trainers' default projection): all ten low halves in registers (r2..r15,
+ * r18..r23), the row pointer advancing by itself (each row's ten weights read in order), so a
+ * weight costs 8 cycles, a row whose code is 0 costs 10 and nothing is entered part way. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+void kb_proj_avr_block10(int32_t *acc, const uint8_t *rowp, const uint8_t *codes, uint8_t n);
+#ifdef __cplusplus
+}
+#endif
+__asm__(
+    ".pushsection .text.kb_proj_avr_block10,\"ax\",@progbits\n\t"
+    ".weak kb_proj_avr_block10\n\t"
+    ".type kb_proj_avr_block10, @function\n"
+    "kb_proj_avr_block10:\n\t"
+    "push r2\n\t"
+    "push r3\n\t"
+    "push r4\n\t"
+    "push r5\n\t"
+    "push r6\n\t"
+    "push r7\n\t"
+    "push r8\n\t"
+    "push r9\n\t"
+    "push r10\n\t"
+    "push r11\n\t"
+    "push r12\n\t"
+    "push r13\n\t"
+    "push r14\n\t"
+    "push r15\n\t"
+    "push r16\n\t"
+    "push r17\n\t"
+    "push r28\n\t"
+    "push r29\n\t"
+    "movw r28, r24\n\t"
+    "movw r26, r20\n\t"
+    "movw r30, r22\n\t"
+    "mov r24, r18\n\t"
+    "ldd r2, Y+0\n\t"
+    "ldd r3, Y+1\n\t"
+    "ldd r4, Y+4\n\t"
+    "ldd r5, Y+5\n\t"
+    "ldd r6, Y+8\n\t"
+    "ldd r7, Y+9\n\t"
+    "ldd r8, Y+12\n\t"
+    "ldd r9, Y+13\n\t"
+    "ldd r10, Y+16\n\t"
+    "ldd r11, Y+17\n\t"
+    "ldd r12, Y+20\n\t"
+    "ldd r13, Y+21\n\t"
+    "ldd r14, Y+24\n\t"
+    "ldd r15, Y+25\n\t"
+    "ldd r18, Y+28\n\t"
+    "ldd r19, Y+29\n\t"
+    "ldd r20, Y+32\n\t"
+    "ldd r21, Y+33\n\t"
+    "ldd r22, Y+36\n\t"
+    "ldd r23, Y+37\n\t"
+    ".Lkb_b10_row:\n\t"
+    "ld r17, X+\n\t"
+    "tst r17\n\t"
+    "breq .Lkb_b10_zero\n\t"
+    "lpm r16, Z+\n\t"
+    "mulsu r16, r17\n\t"
+    "add r2, r0\n\t"
+    "adc r3, r1\n\t"
+    "brvs .Lkb_b10_t0\n\t"
+    ".Lkb_b10_b0:\n\t"
+    "lpm r16, Z+\n\t"
+    "mulsu r16, r17\n\t"
+    "add r4, r0\n\t"
+    "adc r5, r1\n\t"
+    "brvs .Lkb_b10_t1\n\t"
+    ".Lkb_b10_b1:\n\t"
+    "lpm r16, Z+\n\t"
+    "mulsu r16, r17\n\t"
+    "add r6, r0\n\t"
+    "adc r7, r1\n\t"
+    "brvs .Lkb_b10_t2\n\t"
+    ".Lkb_b10_b2:\n\t"
+    "lpm r16, Z+\n\t"
+    "mulsu r16, r17\n\t"
+    "add r8, r0\n\t"
+    "adc r9, r1\n\t"
+    "brvs .Lkb_b10_t3\n\t"
+    ".Lkb_b10_b3:\n\t"
+    "lpm r16, Z+\n\t"
+    "mulsu r16, r17\n\t"
+    "add r10, r0\n\t"
+    "adc r11, r1\n\t"
+    "brvs .Lkb_b10_t4\n\t"
+    ".Lkb_b10_b4:\n\t"
+    "lpm r16, Z+\n\t"
+    "mulsu r16, r17\n\t"
+    "add r12, r0\n\t"
+    "adc r13, r1\n\t"
+    "brvs .Lkb_b10_t5\n\t"
+    ".Lkb_b10_b5:\n\t"
+    "lpm r16, Z+\n\t"
+    "mulsu r16, r17\n\t"
+    "add r14, r0\n\t"
+    "adc r15, r1\n\t"
+    "brvs .Lkb_b10_t6\n\t"
+    ".Lkb_b10_b6:\n\t"
+    "lpm r16, Z+\n\t"
+    "mulsu r16, r17\n\t"
+    "add r18, r0\n\t"
+    "adc r19, r1\n\t"
+    "brvs .Lkb_b10_t7\n\t"
+    ".Lkb_b10_b7:\n\t"
+    "lpm r16, Z+\n\t"
+    "mulsu r16, r17\n\t"
+    "add r20, r0\n\t"
+    "adc r21, r1\n\t"
+    "brvs .Lkb_b10_t8\n\t"
+    ".Lkb_b10_b8:\n\t"
+    "lpm r16, Z+\n\t"
+    "mulsu r16, r17\n\t"
+    "add r22, r0\n\t"
+    "adc r23, r1\n\t"
+    "brvs .Lkb_b10_t9\n\t"
+    ".Lkb_b10_b9:\n\t"
+    "dec r24\n\t"
+    "brne .Lkb_b10_row\n\t"
+    "rjmp .Lkb_b10_end\n\t"
+    ".Lkb_b10_zero:\n\t"
+    "adiw r30, 10\n\t"
+    "dec r24\n\t"
+    "brne .Lkb_b10_row\n\t"
+    "rjmp .Lkb_b10_end\n\t"
+    ".Lkb_b10_t0:\n\t"
+    "rjmp .Lkb_b10_o0\n\t"
+    ".Lkb_b10_t1:\n\t"
+    "rjmp .Lkb_b10_o1\n\t"
+    ".Lkb_b10_t2:\n\t"
+    "rjmp .Lkb_b10_o2\n\t"
+    ".Lkb_b10_t3:\n\t"
+    "rjmp .Lkb_b10_o3\n\t"
+    ".Lkb_b10_t4:\n\t"
+    "rjmp .Lkb_b10_o4\n\t"
+    ".Lkb_b10_t5:\n\t"
+    "rjmp .Lkb_b10_o5\n\t"
+    ".Lkb_b10_t6:\n\t"
+    "rjmp .Lkb_b10_o6\n\t"
+    ".Lkb_b10_t7:\n\t"
+    "rjmp .Lkb_b10_o7\n\t"
+    ".Lkb_b10_t8:\n\t"
+    "rjmp .Lkb_b10_o8\n\t"
+    ".Lkb_b10_t9:\n\t"
+    "rjmp .Lkb_b10_o9\n\t"
+    ".Lkb_b10_o0:\n\t"
+    "push r24\n\t"
+    "ldi r24, 2\n\t"
+    "rcall .Lkb_b10_ov\n\t"
+    "pop r24\n\t"
+    "rjmp .Lkb_b10_b0\n\t"
+    ".Lkb_b10_o1:\n\t"
+    "push r24\n\t"
+    "ldi r24, 6\n\t"
+    "rcall .Lkb_b10_ov\n\t"
+    "pop r24\n\t"
+    "rjmp .Lkb_b10_b1\n\t"
+    ".Lkb_b10_o2:\n\t"
+    "push r24\n\t"
+    "ldi r24, 10\n\t"
+    "rcall .Lkb_b10_ov\n\t"
+    "pop r24\n\t"
+    "rjmp .Lkb_b10_b2\n\t"
+    ".Lkb_b10_o3:\n\t"
+    "push r24\n\t"
+    "ldi r24, 14\n\t"
+    "rcall .Lkb_b10_ov\n\t"
+    "pop r24\n\t"
+    "rjmp .Lkb_b10_b3\n\t"
+    ".Lkb_b10_o4:\n\t"
+    "push r24\n\t"
+    "ldi r24, 18\n\t"
+    "rcall .Lkb_b10_ov\n\t"
+    "pop r24\n\t"
+    "rjmp .Lkb_b10_b4\n\t"
+    ".Lkb_b10_o5:\n\t"
+    "push r24\n\t"
+    "ldi r24, 22\n\t"
+    "rcall .Lkb_b10_ov\n\t"
+    "pop r24\n\t"
+    "rjmp .Lkb_b10_b5\n\t"
+    ".Lkb_b10_o6:\n\t"
+    "push r24\n\t"
+    "ldi r24, 26\n\t"
+    "rcall .Lkb_b10_ov\n\t"
+    "pop r24\n\t"
+    "rjmp .Lkb_b10_b6\n\t"
+    ".Lkb_b10_o7:\n\t"
+    "push r24\n\t"
+    "ldi r24, 30\n\t"
+    "rcall .Lkb_b10_ov\n\t"
+    "pop r24\n\t"
+    "rjmp .Lkb_b10_b7\n\t"
+    ".Lkb_b10_o8:\n\t"
+    "push r24\n\t"
+    "ldi r24, 34\n\t"
+    "rcall .Lkb_b10_ov\n\t"
+    "pop r24\n\t"
+    "rjmp .Lkb_b10_b8\n\t"
+    ".Lkb_b10_o9:\n\t"
+    "push r24\n\t"
+    "ldi r24, 38\n\t"
+    "rcall .Lkb_b10_ov\n\t"
+    "pop r24\n\t"
+    "rjmp .Lkb_b10_b9\n\t"
+    ".Lkb_b10_ov:\n\t"
+    "push r25\n\t"
+    "push r26\n\t"
+    "push r27\n\t"
+    "ldi r25, 1\n\t"
+    "brmi 1f\n\t"
+    "ldi r25, 0xFF\n\t"
+    "1:\n\t"
+    "movw r26, r28\n\t"
+    "add r26, r24\n\t"
+    "brcc 2f\n\t"
+    "inc r27\n\t"
+    "2:\n\t"
+    "ld r0, X\n\t"
+    "add r0, r25\n\t"
+    "st X+, r0\n\t"
+    "ld r0, X\n\t"
+    "brcc 3f\n\t"
+    "inc r0\n\t"
+    "3:\n\t"
+    "sbrc r25, 7\n\t"
+    "dec r0\n\t"
+    "st X, r0\n\t"
+    "pop r27\n\t"
+    "pop r26\n\t"
+    "pop r25\n\t"
+    "ret\n\t"
+    ".Lkb_b10_end:\n\t"
+    "std Y+0, r2\n\t"
+    "std Y+1, r3\n\t"
+    "std Y+4, r4\n\t"
+    "std Y+5, r5\n\t"
+    "std Y+8, r6\n\t"
+    "std Y+9, r7\n\t"
+    "std Y+12, r8\n\t"
+    "std Y+13, r9\n\t"
+    "std Y+16, r10\n\t"
+    "std Y+17, r11\n\t"
+    "std Y+20, r12\n\t"
+    "std Y+21, r13\n\t"
+    "std Y+24, r14\n\t"
+    "std Y+25, r15\n\t"
+    "std Y+28, r18\n\t"
+    "std Y+29, r19\n\t"
+    "std Y+32, r20\n\t"
+    "std Y+33, r21\n\t"
+    "std Y+36, r22\n\t"
+    "std Y+37, r23\n\t"
+    "clr r1\n\t"
+    "pop r29\n\t"
+    "pop r28\n\t"
+    "pop r17\n\t"
+    "pop r16\n\t"
+    "pop r15\n\t"
+    "pop r14\n\t"
+    "pop r13\n\t"
+    "pop r12\n\t"
+    "pop r11\n\t"
+    "pop r10\n\t"
+    "pop r9\n\t"
+    "pop r8\n\t"
+    "pop r7\n\t"
+    "pop r6\n\t"
+    "pop r5\n\t"
+    "pop r4\n\t"
+    "pop r3\n\t"
+    "pop r2\n\t"
+    "ret\n\t"
+    ".size kb_proj_avr_block10, .-kb_proj_avr_block10\n\t"
+    ".popsection");
+
+/* acc[r] += w * c for the DENSE rows start .. start+n-1 (codes c[0..n-1], checked): the
+ * columns seven at a time in registers (kb_proj_avr_block7), the last block narrower. */
+static __attribute__((noinline)) void kb_proj_avr_dense(kb_proj_t *p, uint16_t start,
+                                                        const uint8_t *c, uint8_t n)
+{
+    const uint8_t d = p->d;
+    const uint8_t *z = p->z + (uint16_t)(start * d); /* dims * d < 65536: the length is u16 */
+    uint8_t c0;
+    if (d == 10u) {
+        kb_proj_avr_block10(p->acc, z, c, n);
+        return;
+    }
+    for (c0 = 0; c0 < d; c0 = (uint8_t)(c0 + 7u)) {
+        const uint8_t w = (uint8_t)(d - c0) < 7u ? (uint8_t)(d - c0) : 7u;
+        kb_proj_avr_block7(p->acc + c0, z + c0, c, n, d, (uint8_t)(7u - w));
+    }
+}
+
+#if KB_PROJ_USE_ROWS
+/* kb_proj_avr_walk(acc, zp, cp, cend): the walk over the KB_PROJ_ROWS records from the pending
+ * one (its count at zp in flash, its row's code at cp) while its row's code is before cend:
+ * acc[column] += w * code in the split form (KB_PROJ_AVR). Returns the pending record after the
+ * run: its code pointer in the high half, its count's address in the low half. 19 cycles a
+ * record whose code is 0 (its weights skipped whole), 19 plus 25 a weight for one with a code.
+ * Assembly (the code pointer in Y, a zero register of its own) as a weak symbol in its own
+ * section, as kb_proj_avr_block7. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+uint32_t kb_proj_avr_walk(int32_t *acc, const uint8_t *zp, const uint8_t *cp,
+                          const uint8_t *cend);
+#ifdef __cplusplus
+}
+#endif
+__asm__(
+    ".pushsection .text.kb_proj_avr_walk,\"ax\",@progbits\n\t"
+    ".weak kb_proj_avr_walk\n\t"
+    ".type kb_proj_avr_walk, @function\n"
+    "kb_proj_avr_walk:\n\t"
+    "push r15\n\t"
+    "push r16\n\t"
+    "push r17\n\t"
+    "push r28\n\t"
+    "push r29\n\t"
+    "clr r15\n\t"
+    "movw r30, r22\n\t" /* Z: the pending record's count */
+    "movw r28, r20\n"   /* Y: its row's code */
+    ".Lkb_w_rec:\n\t"
+    "ld r20, Y\n\t"
+    "lpm r22, Z+\n\t"
+    "tst r20\n\t"
+    "brne .Lkb_w_mac\n\t"
+    "lsl r22\n\t" /* code 0: skip the record's weights */
+    "add r30, r22\n\t"
+    "adc r31, r15\n"
+    ".Lkb_w_step:\n\t"
+    "lpm r23, Z+\n\t"
+    "add r28, r23\n\t"
+    "adc r29, r15\n\t"
+    "cp r28, r18\n\t"
+    "cpc r29, r19\n\t"
+    "brlo .Lkb_w_rec\n\t"
+    "movw r22, r30\n\t"
+    "movw r24, r28\n\t"
+    "pop r29\n\t"
+    "pop r28\n\t"
+    "pop r17\n\t"
+    "pop r16\n\t"
+    "pop r15\n\t"
+    "ret\n"
+    ".Lkb_w_mac:\n\t"
+    "tst r22\n\t" /* a record of count 0 (a long gap, the end) */
+    "breq .Lkb_w_step\n"
+    ".Lkb_w_m1:\n\t"
+    "lpm r23, Z+\n\t" /* 4 * column */
+    "lpm r21, Z+\n\t" /* the weight */
+    "movw r26, r24\n\t"
+    "add r26, r23\n\t"
+    "adc r27, r15\n\t"
+    "mulsu r21, r20\n\t"
+    "ld r16, X+\n\t"
+    "ld r17, X\n\t"
+    "add r16, r0\n\t"
+    "adc r17, r1\n\t"
+    "st X, r17\n\t"
+    "st -X, r16\n\t"
+    "brvs .Lkb_w_ov\n"
+    ".Lkb_w_m2:\n\t"
+    "dec r22\n\t"
+    "brne .Lkb_w_m1\n\t"
+    "clr r1\n\t"
+    "rjmp .Lkb_w_step\n"
+    /* L overflowed int16: a positive overflow (N = 1) moves H up one, else down */
+    ".Lkb_w_ov:\n\t"
+    "brmi .Lkb_w_up\n\t"
+    "adiw r26, 2\n\t"
+    "ld r16, X+\n\t"
+    "ld r17, X\n\t"
+    "subi r16, 1\n\t"
+    "sbci r17, 0\n\t"
+    "st X, r17\n\t"
+    "st -X, r16\n\t"
+    "rjmp .Lkb_w_m2\n"
+    ".Lkb_w_up:\n\t"
+    "adiw r26, 2\n\t"
+    "ld r16, X+\n\t"
+    "ld r17, X\n\t"
+    "subi r16, 0xFF\n\t"
+    "sbci r17, 0xFF\n\t"
+    "st X, r17\n\t"
+    "st -X, r16\n\t"
+    "rjmp .Lkb_w_m2\n\t"
+    ".size kb_proj_avr_walk, .-kb_proj_avr_walk\n\t"
+    ".popsection");
+
+/* acc[r] += w * c for the rows start .. start+n-1 (codes c[0..n-1], checked; p->next already
+ * start + n) through the KB_PROJ_ROWS records (kb_proj_avr_walk); rows without weights cost
+ * nothing. */
+static __attribute__((noinline)) void kb_proj_avr_rows(kb_proj_t *p, uint16_t start,
+                                                       const uint8_t *c, uint8_t n)
+{
+    uint16_t row = p->row;
+    uint32_t r;
+    if (row >= p->next)
+        return;
+    if (row < start) {
+        do /* features never sent have code 0: skip their records (rare) */
+            kb_proj_rows_next(p, p->i, p->row);
+        while (p->row < start);
+        row = p->row;
+        if (row >= p->next)
+            return;
+    }
+    r = kb_proj_avr_walk(p->acc, KB_PROJ_ROWS + p->i, c + (uint16_t)(row - start), c + n);
+    p->i = (uint16_t)((uint16_t)r - (uint16_t)KB_PROJ_ROWS);
+    p->row = (uint16_t)(start + (uint16_t)((uint16_t)(r >> 16) - (uint16_t)c));
+}
+#endif /* KB_PROJ_USE_ROWS */
+
+#endif /* KB_PROJ_AVR */
+
+/* kb_proj_update_run in C: one walk of the cursor over the run's stored weights, with the
+ * cursor in registers and zero codes skipped; int8 weights multiply 8x8 -> 16 bits. */
+#if !KB_PROJ_USE_ROWS /* the Uno's firmware walks a SPARSE matrix by its records */
+static
+#if KB_PROJ_AVR
+    __attribute__((noinline)) /* the Uno's path does not pay for its registers */
+#else
+    inline
+#endif
+    void kb_proj_run_c(kb_proj_t *p, uint16_t start, const uint8_t *c, uint8_t n)
 {
     const uint8_t *z = p->z;
     const uint8_t d = p->d;
@@ -267,15 +1030,150 @@ static KB_PROJ_HOT void kb_proj_update_run(kb_proj_t *p, uint16_t start, const u
         p->col = col;
     }
 }
+#endif /* !KB_PROJ_USE_ROWS */
+
+/* Features start .. start+n-1 have the codes c[0..n-1]: the same as n calls of kb_proj_update,
+ * for a caller that has checked the run already (start >= next, start + n <= dims, every code
+ * <= 2^B - 1, n >= 1): one walk over the run's stored weights (on the Uno in assembly). */
+static KB_PROJ_HOT void kb_proj_update_run(kb_proj_t *p, uint16_t start, const uint8_t *c,
+                                           uint8_t n)
+{
+#if KB_PROJ_AVR
+    if (p->enc == KB_SMAT_DENSE) {
+        p->next = (uint16_t)(start + n);
+        kb_proj_avr_dense(p, start, c, n);
+        return;
+    }
+#if KB_PROJ_USE_ROWS
+    p->next = (uint16_t)(start + n);
+    kb_proj_avr_rows(p, start, c, n);
+#else
+    kb_proj_run_c(p, start, c, n);
+#endif
+#else
+    kb_proj_run_c(p, start, c, n);
+#endif
+}
+
+#if KB_PROJ_AVR
+/* P[r] = sat(rshift_round(acc[r], shift[r]) + bias[r]) for r < d (d >= 1) in one assembly
+ * loop, about 60 cycles a dimension: the split sum made plain (bit 15 of L set: H one less),
+ * the rounding shift of kb_rshift_round32, the bias, and the saturation to +-32767 (a value
+ * that is not an int16, or is -32768). */
+static __attribute__((noinline)) void kb_proj_avr_finish(const int32_t *acc,
+                                                         const uint8_t *sh,
+                                                         const uint8_t *bias, int16_t *P,
+                                                         uint8_t d)
+{
+    uint32_t a;
+    uint8_t s, b0, b1, t;
+    __asm__ volatile(
+        "1:\n\t"
+        "movw r26, %A[acc]\n\t"
+        "ld %A[a], X+\n\t"
+        "ld %B[a], X+\n\t"
+        "ld %C[a], X+\n\t"
+        "ld %D[a], X+\n\t"
+        "movw %A[acc], r26\n\t"
+        "sbrs %B[a], 7\n\t"
+        "rjmp 2f\n\t"
+        "subi %C[a], 1\n\t"
+        "sbci %D[a], 0\n"
+        "2:\n\t"
+        "movw r30, %A[sh]\n\t"
+        "lpm %[s], Z+\n\t"
+        "movw %A[sh], r30\n\t"
+        "tst %[s]\n\t"
+        "breq 5f\n\t"
+        "dec %[s]\n"
+        "3:\n\t" /* >> (s - 1): whole bytes, then bits */
+        "cpi %[s], 8\n\t"
+        "brlo 4f\n\t"
+        "mov %A[a], %B[a]\n\t"
+        "mov %B[a], %C[a]\n\t"
+        "mov %C[a], %D[a]\n\t"
+        "lsl %D[a]\n\t"
+        "sbc %D[a], %D[a]\n\t"
+        "subi %[s], 8\n\t"
+        "rjmp 3b\n"
+        "4:\n\t"
+        "tst %[s]\n\t"
+        "breq 41f\n"
+        "42:\n\t"
+        "asr %D[a]\n\t"
+        "ror %C[a]\n\t"
+        "ror %B[a]\n\t"
+        "ror %A[a]\n\t"
+        "dec %[s]\n\t"
+        "brne 42b\n"
+        "41:\n\t" /* one more, and the bit shifted out back in: round half up */
+        "asr %D[a]\n\t"
+        "ror %C[a]\n\t"
+        "ror %B[a]\n\t"
+        "ror %A[a]\n\t"
+        "adc %A[a], __zero_reg__\n\t"
+        "adc %B[a], __zero_reg__\n\t"
+        "adc %C[a], __zero_reg__\n\t"
+        "adc %D[a], __zero_reg__\n"
+        "5:\n\t" /* + bias */
+        "movw r30, %A[bi]\n\t"
+        "lpm %[b0], Z+\n\t"
+        "lpm %[b1], Z+\n\t"
+        "movw %A[bi], r30\n\t"
+        "clr %[t]\n\t"
+        "sbrc %[b1], 7\n\t"
+        "com %[t]\n\t"
+        "add %A[a], %[b0]\n\t"
+        "adc %B[a], %[b1]\n\t"
+        "adc %C[a], %[t]\n\t"
+        "adc %D[a], %[t]\n\t"
+        /* an int16 when bytes 2-3 extend the sign of byte 1 */
+        "mov %[t], %B[a]\n\t"
+        "lsl %[t]\n\t"
+        "sbc %[t], %[t]\n\t"
+        "cp %C[a], %[t]\n\t"
+        "cpc %D[a], %[t]\n\t"
+        "brne 6f\n\t"
+        "ldi %[t], 0x80\n\t" /* -32768 -> -32767 */
+        "cp %A[a], __zero_reg__\n\t"
+        "cpc %B[a], %[t]\n\t"
+        "brne 7f\n\t"
+        "ldi %A[a], 1\n\t"
+        "rjmp 7f\n"
+        "6:\n\t"
+        "ldi %A[a], 0xFF\n\t"
+        "ldi %B[a], 0x7F\n\t"
+        "sbrs %D[a], 7\n\t"
+        "rjmp 7f\n\t"
+        "ldi %A[a], 0x01\n\t"
+        "ldi %B[a], 0x80\n"
+        "7:\n\t"
+        "movw r26, %A[P]\n\t"
+        "st X+, %A[a]\n\t"
+        "st X+, %B[a]\n\t"
+        "movw %A[P], r26\n\t"
+        "dec %[d]\n\t"
+        "breq 8f\n\t"
+        "rjmp 1b\n"
+        "8:"
+        : [a] "=&d"(a), [s] "=&d"(s), [b0] "=&r"(b0), [b1] "=&r"(b1), [t] "=&d"(t),
+          [acc] "+r"(acc), [P] "+r"(P), [sh] "+r"(sh), [bi] "+r"(bias), [d] "+r"(d)
+        :
+        : "r26", "r27", "r30", "r31", "memory");
+}
+#endif
 
 /* P[r] of the input streamed so far; then ready for the next input. */
 static inline void kb_proj_finish(kb_proj_t *p, int16_t *P)
 {
+#if KB_PROJ_AVR
+    kb_proj_avr_finish(p->acc, p->shift, p->bias, P, p->d);
+#else
     uint8_t r;
     for (r = 0; r < p->d; r++)
-        P[r] = (int16_t)kb_sat_act(
-            kb_rshift_round32(p->acc[r], KB_FLASH_BYTE(p->shift + r)) +
-            kb_flash_i16(p->bias + 2u * r));
+        P[r] = (int16_t)kb_sat_act(kb_rshift_round32(p->acc[r], KB_FLASH_BYTE(p->shift + r)) +
+                                   kb_flash_i16(p->bias + 2u * r));
+#endif
     kb_proj_reset(p);
 }
 

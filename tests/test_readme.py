@@ -89,17 +89,26 @@ FIGURES = [
       "ms": r"mean cycles per training example <= .*?: \d+ cycles = ([\d.]+) ms"}),
     ("ATtiny2313 in {flash} B with an assembly learning step", "ckp.md",
      {"flash": r"\| attiny2313 \(4 MHz\) \| (\d+) \|"}),
-    ("256-feature 1 KB model {w1} ms on the Uno at worst; the 2 KB one {w2} ms", "bonsai.md",
-     {"w1": r"\| mnist16-2 \(256 features, 1 KB\) \| 256 \| \d+ \| \d+ \| \d+ \| [\d.]+ \| "
+    ("256-feature 1 KB model {m1} ms on the Uno on average, {w1} ms at worst; digits-binary "
+     "{d} ms", "bonsai.md",
+     {"m1": r"\| mnist16-2 \(256 features, 1 KB\) \| 256 \| \d+ \| \d+ \| \d+ \| \d+ \| "
             r"([\d.]+) \|",
-      "w2": r"\| mnist16-2 \(256 features, 2 KB\) \| 256 \| \d+ \| \d+ \| \d+ \| [\d.]+ \| "
-            r"([\d.]+) \|"}),
-    ("digits-binary {acc} int8 in {bytes} B; 256 features, 20 prototypes: {ms} ms on the Uno "
-     "at worst", "protonn.md",
+      "w1": r"\| mnist16-2 \(256 features, 1 KB\) \| 256 \| \d+ \| \d+ \| \d+ \| \d+ \| "
+            r"[\d.]+ \| ([\d.]+) \|",
+      "d": r"\| digits-binary \| 64 \| \d+ \| \d+ \| \d+ \| \d+ \| ([\d.]+) \|"}),
+    ("digits-binary {acc} int8 in {bytes} B; 256 features, 20 prototypes: {m} ms on the Uno "
+     "on average, {ms} ms at worst", "protonn.md",
      {"acc": r"digits-binary: int8 test accuracy >= [\d.]+ \| ([\d.]+) \|",
       "bytes": r"\| digits-binary \|.*\| \d+ \| (\d+) \| [\d.]+ s \|",
+      "m": r"on the Uno: <= \d+ ms per prediction \(worst input\) \| mean ([\d.]+) ms",
       "ms": r"on the Uno: <= \d+ ms per prediction \(worst input\) \| mean [\d.]+ ms, "
             r"max ([\d.]+) ms"}),
+    ("(MNIST-2: Bonsai {b} against the forest's {f}; letter-26: ProtoNN {p} against the "
+     "forest's {lf})", "peers.md",
+     {"b": r"(?s)## MNIST-2 .*?\| kilobit Bonsai int8 \| ([\d.]+) \|",
+      "f": r"(?s)## MNIST-2 .*?\| emlearn RandomForest [^|]*\| ([\d.]+) \|",
+      "p": r"(?s)## letter-26 .*?\| kilobit ProtoNN int8 \| ([\d.]+) \|",
+      "lf": r"(?s)## letter-26 .*?\| emlearn RandomForest [^|]*\| ([\d.]+) \|"}),
     ("Serial: {flash} B flash, {ram} B RAM", "export.md",
      {"flash": r"The empty sketch takes ([\d,]+) B of flash",
       "ram": r"The empty sketch takes [\d,]+ B of flash and (\d+) B of RAM"}),
