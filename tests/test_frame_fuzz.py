@@ -25,6 +25,7 @@ def model(pattern):
     ("rkp-laplace-b4-t62-m2-a-6-s1.json", "uno"),
     ("ckp-*seed21-*", "uno"),
     ("assoc-*seed41-*", "uno"),                           # the Uno's pendigits assoc build
+    ("assoc-*seed49-*", "uno"),                           # 5-bit values: values out of range
     ("bonsai-*seed101-*", "uno"),                         # the predictor firmware
     ("protonn-*seed201-*", "uno"),
     ("bonsai-*seed104-*", "uno"),                         # 1-bit codes: codes out of range

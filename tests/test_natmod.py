@@ -9,10 +9,13 @@ this file proves:
     helpers divide as C does;
   - kbit compiled to .mpy runs the natives too; use_native() switches at run time; a Bonsai
     beyond the native class limit runs the bytecode; native updates refuse as the bytecode;
-  - a module for another architecture, a truncated or corrupt one, another .mpy version, one
-    MicroPython itself refuses, or one built for another kbit is refused with one line and the
-    bytecode runs, bit for bit; a missing one is the quiet normal case; kbit still imports
-    under CPython, and its own test scripts pass with the natives in;
+    the predictors fed a feature at a time (update) replay bit for bit as with update_run, and
+    update_run refuses as the bytecode, before anything changes;
+  - a module for another architecture, a truncated one, another .mpy version, one MicroPython
+    itself refuses, or one built for another kbit is refused at import with one line and the
+    bytecode runs, bit for bit; a missing one is the quiet normal case; a copy corrupt in the
+    middle (its CRC-32) is verify_native's, which deploy runs once; kbit still imports under
+    CPython, and its own test scripts pass with the natives in;
   - native is faster than bytecode on the same golden file.
 Under CI=true a missing toolchain fails (conftest.need).
 """
@@ -243,6 +246,108 @@ for on in (True, False):
     assert len(lines) == 10 and not any(x.startswith("accepted") for x in lines), lines
     assert [x.split(" ", 1)[0] for x in lines] == ["True"] * 5 + ["False"] * 5, lines
     assert [x.split(" ", 1)[1] for x in lines[:5]] == [x.split(" ", 1)[1] for x in lines[5:]]
+
+
+class Each(KbitUnixRuntime):
+    """kbit-unix (or, natmod=False, kbit-unix-bytecode) with the predictors fed a feature at a
+    time: replay_predict.py --each (m.update(j, c) per feature, not m.update_run(0, codes))."""
+
+    def __init__(self, native):
+        KbitUnixRuntime.__init__(self, native=native)
+
+    def run(self, script_args, files=(), **kw):
+        return kbit_unix.run(script_args[:1] + ["--each"] + script_args[1:], files, **kw)
+
+
+PREDICTORS = [p for p in GOLDEN if os.path.basename(p).startswith(("bonsai-", "protonn-"))]
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["native", "bytecode"])
+@pytest.mark.parametrize("path", PREDICTORS, ids=os.path.basename)
+def test_predictors_fed_a_feature_at_a_time_replay_bit_for_bit(x64, path, native):
+    """Every predictor golden file through update(j, c), one call a feature (the replays
+    elsewhere use update_run(0, codes)), natively and in bytecode, under heap_lock."""
+    r = Each(native)
+    need(r.missing())
+    where = replayed(golden.load(path), r)
+    assert where == "native" if native else where.startswith("bytecode"), where
+
+
+# MicroPython snippets' helper (tests/test_device_codes.py too): f(*a)'s ValueError, or "accepted"
+REFUSED_PY = r"""
+def refused(f, *a):
+    try:
+        f(*a)
+    except ValueError as e:
+        return str(e)
+    return "accepted"
+"""
+
+RUNS = REFUSED_PY + r"""
+import sys
+from array import array
+import kbit.bonsai as b, kbit.protonn as p
+
+
+def fields(m):
+    if hasattr(m, "leaf"):
+        return (tuple(m.P), m.leaf, tuple(m.scores))
+    return (tuple(m.P), tuple(m.D), tuple(m.k), tuple(m.scores))
+
+for path in sys.argv[1:]:
+    data = open(path, "rb").read()
+    mod = p if data[5] == 4 else b
+    out = []
+    for on in (True, False):
+        mod.use_native(on)
+        cls = mod.ProtoNN if data[5] == 4 else mod.Bonsai
+        A = cls.load(data)
+        B = cls.load(data)
+        C = cls.load(data)
+        D, top = A.dims, A.proj.top
+        res = []
+        for i in range(4):
+            u = bytearray((i * 7 + j * 3) % (top + 1) for j in range(D))
+            k = D // 2 + i % 2
+            A.update_run(0, u[:k])
+            msgs = [refused(A.update, k - 1, 1), refused(A.update_run, k - 1, u[k - 1:]),
+                    refused(A.update_run, D - 1, bytes(2)), refused(A.update_run, -1, u),
+                    refused(A.update_run, k, [top + 1]), refused(A.update_run, k, [-1])]
+            if top < 255:
+                msgs += [refused(A.update_run, k, bytes([top + 1])),
+                         refused(A.update_run, k, array("B", [1, top + 1]))]
+            A.update_run(k, u[k:])
+            A.update_run(D, b"")  # no codes: nothing to do
+            ya = A.predict()
+            fa = fields(A)
+            B.update_run(0, list(u))  # a list: the same run
+            yb = B.predict()
+            for j in range(D):
+                C.update(j, u[j])
+            yc = C.predict()
+            res.append((msgs, ya == yb == yc and fa == fields(B) == fields(C)))
+        out.append(res)
+    print(cls.__name__, D, out[0] == out[1], all(ok for _, ok in out[0]),
+          all(m != "accepted" for msgs, _ in out[0] for m in msgs))
+"""
+
+
+def test_update_run_refuses_as_the_bytecode_before_changing_anything(x64, tmp_path):
+    """update_run natively and in bytecode: a run out of order, past dims, before 0, a code
+    above 2^B - 1 (bytes, list, array) is refused with the same error, and the input in
+    progress goes on as if it had not been tried; the same prediction as update_run(0, codes)
+    with a list and as update(j, c) per feature. Runs of 300 features included (the kernel
+    takes at most 255 at a time)."""
+    picks = [p for p in PREDICTORS if "dims300" in p or "in_bits4" in p or "in_bits1" in p]
+    files, args = [], []
+    for i, path in enumerate(picks):
+        (tmp_path / ("%d.kb" % i)).write_bytes(bytes.fromhex(golden.load(path)["model_file"]))
+        files.append(("/%d.kb" % i, str(tmp_path / ("%d.kb" % i))))
+        args.append("/%d.kb" % i)
+    lines = mp(tmp_path, RUNS, natmod.files("x64") + files, args)
+    assert len(lines) == len(picks) >= 5, lines
+    assert all(ln.endswith(" True True True") for ln in lines), lines
+    assert any(" 300 " in ln for ln in lines), lines
 
 
 # --- the bound context: checked once, bound again when Python changes the model -------------
@@ -501,7 +606,6 @@ REFUSED = {
     "unsealed": (lambda x64, arm, tmp: x64[:-12], "truncated or not sealed"),
     "other-mpy-version": (lambda x64, arm, tmp: _patched(x64, 1, 5),
                           ".mpy version 5.3, this port loads 6.3"),
-    "corrupt": (lambda x64, arm, tmp: _corrupt(x64), "corrupt (CRC mismatch)"),
     # a header only MicroPython's loader checks (small-int bits): its ValueError is caught
     "micropython-refuses": (lambda x64, arm, tmp: _patched(x64, 3, 200),
                             "refused by MicroPython (ValueError: incompatible .mpy file)"),
@@ -520,6 +624,59 @@ def test_a_bad_module_is_refused_in_one_line_and_bytecode_runs(x64, case, tmp_pa
     assert len(r.said) == 1 and r.said[0].startswith("kbit.rkp: native module refused, "
                                                      "running bytecode: ") and why in r.said[0]
     assert where.startswith("bytecode: ") and why in where, where
+
+
+VERIFY = """
+import kbit.compat as c
+for name in ("rkp", "ckp", "bonsai", "protonn", "assoc", "none"):
+    print(name, c.verify_native(name))
+"""
+
+
+def test_verify_native_finds_a_corrupt_module_that_import_does_not_read(x64, tmp_path):
+    """The CRC-32 over a whole module costs 160-250 ms on the Pico, so kbit's import checks the
+    cheap things only (header, trailer, length); verify_native (deploy's verify.py runs it
+    once) checks the CRC: a byte changed in the middle is found there, the intact modules
+    pass, a missing or truncated one is named. Nothing is imported."""
+    installed = dict(natmod.files("x64"))
+    bad = tmp_path / "bad.mpy"
+    bad.write_bytes(_corrupt(read(x64["rkp"])))
+    cut = tmp_path / "cut.mpy"
+    cut.write_bytes(read(x64["ckp"])[:-100])
+    installed["/lib/kbit/_kb_rkp.mpy"] = str(bad)
+    installed["/lib/kbit/_kb_ckp.mpy"] = str(cut)
+    lines = mp(tmp_path, VERIFY, sorted(installed.items()))
+    assert lines[0] == "rkp corrupt (CRC mismatch)", lines
+    assert lines[1].startswith("ckp truncated or not sealed"), lines
+    assert lines[2:5] == ["bonsai None", "protonn None", "assoc None"], lines
+    assert lines[5].startswith("none no native module ") and "_kb_none.mpy" in lines[5], lines
+
+
+@pytest.mark.parametrize("corrupt", [False, True], ids=["intact", "corrupt"])
+def test_deploys_verification_checks_the_native_modules_whole(x64, tmp_path, corrupt):
+    """`kilobit deploy`'s verify.py (kilobit.runtimes.boards.deploy.verify_script) runs
+    verify_native on every native module it installed before kbit imports any: on the unix
+    port with the x64 modules, intact ones pass and the replay runs natively; one byte changed
+    in the middle of _kb_rkp.mpy (which kbit's import would not see) fails the verification,
+    named, before anything is imported."""
+    from kilobit.runtimes.boards import deploy
+    (tmp_path / "verify.py").write_text(deploy.verify_script("rkp", "banana.kb", BANANA, MODELS))
+    (tmp_path / "banana.kb").write_bytes(bytes.fromhex(golden.load(BANANA)["model_file"]))
+    installed = dict(natmod.files("x64"))
+    if corrupt:
+        (tmp_path / "bad.mpy").write_bytes(_corrupt(read(x64["rkp"])))
+        installed[RKP] = str(tmp_path / "bad.mpy")
+    p = kbit_unix.run([str(tmp_path / "verify.py")], files=sorted(installed.items())
+                      + [("/banana.kb", str(tmp_path / "banana.kb"))], timeout=300)
+    if corrupt:
+        assert p.returncode != 0 and p.stdout.splitlines() == [
+            "kbit MISMATCH: native module _kb_rkp.mpy: corrupt (CRC mismatch)"], p.stdout
+    else:
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert p.stdout.splitlines() == [
+            "kbit native modules intact (CRC-32): %s" % " ".join(MODELS),
+            "kbit verified: 400 steps of %s bit for bit" % os.path.basename(BANANA),
+            "model banana.kb loaded: rkp, 2 inputs"], p.stdout
 
 
 def test_micropython_alone_refuses_the_other_architecture(tmp_path):

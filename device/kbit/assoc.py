@@ -14,7 +14,8 @@ bits). A new label takes the next class slot; its first example becomes a whole 
 later one (up to 1 + (k~-1)*P in all) one subspace of the next rows (contract 9.4).
 `predict` and `learn` allocate nothing (every intermediate is a small int below 2^30) and lock
 the heap themselves where the port has micropython.heap_lock; argument checks run before the
-lock so that their errors stay readable.
+lock so that their errors stay readable (a value outside -2^(B-1) .. 2^(B-1)-1, a wrong length
+or label: ValueError, nothing changed).
 
 Native kernel: where the native module _kb_assoc.mpy for this port is installed beside this
 file, `predict` and `learn` (and `_predict`, `_learn`) are that module's functions, firmware_c's
@@ -37,6 +38,16 @@ NO_CLASS = const(-1)
 _SMALL = const(0x3FFFFFFF)
 _PARAMS = const(10)  # approach bits P d cap kt R nc rng(u16)
 _CHUNK = const(64)
+
+
+def _outside(u, bits):
+    """True when a value of u is outside -2^(B-1) .. 2^(B-1)-1 (contract 9.1)."""
+    half = 1 << (bits - 1)
+    return min(u) < -half or max(u) >= half
+
+
+def _range(bits):
+    return "%d..%d" % (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
 
 
 def conn_bytes(P, d, cap, kt, R):
@@ -305,8 +316,8 @@ class Assoc:
     def predict(self, u):
         """Label of the winning class (-1 when no class is known); its count in self.count.
         u: T int8 values (an array("b") or any indexable of ints)."""
-        if len(u) != self.T:
-            raise ValueError("expected %d values" % self.T)
+        if len(u) != self.T or _outside(u, self.bits):
+            raise ValueError("expected %d values in %s" % (self.T, _range(self.bits)))
         _lock()
         try:
             return self._predict(u)
@@ -325,8 +336,9 @@ class Assoc:
         """Learn (u, y), y a label 0..255. Returns the label predicted before learning (its
         count in self.count). A new label takes the next class slot; ValueError when all
         `cap` slots are taken (nothing changes)."""
-        if len(u) != self.T or not 0 <= y <= 255:
-            raise ValueError("expected %d values and a label 0..255" % self.T)
+        if len(u) != self.T or not 0 <= y <= 255 or _outside(u, self.bits):
+            raise ValueError("expected %d values in %s and a label 0..255"
+                             % (self.T, _range(self.bits)))
         if self.slot(y) < 0 and self.nc == self.cap:
             raise ValueError("class capacity %d is full: cannot learn label %d" % (self.cap, y))
         _lock()

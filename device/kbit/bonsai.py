@@ -6,21 +6,27 @@
     for j in range(m.dims):            # features as they arrive: index, B-bit code
         m.update(j, code[j])           # indices increase within one input; skip zeros freely
     y = m.predict()                    # class (binary: 1 if score > 0); then ready for the next
+    m.update_run(0, codes)             # or a whole input in one call (codes: bytes, bytearray),
+    y = m.predict()                    # or a run: features start .. start+len(codes)-1
     m.P, m.leaf, m.scores              # the projected vector, the leaf reached, the scores
 
 RAM does not grow with the input dimension: the projection keeps d accumulators (kbit.proj),
 prediction uses P (d), the dot products of one node (1 + 2L) and the scores (L). The weights stay
-in the model's payload buffer. `update` and `predict` allocate nothing and lock the heap while
-they run (where the port has micropython.heap_lock).
+in the model's payload buffer. `update`, `update_run` and `predict` allocate nothing and lock the
+heap while they run (where the port has micropython.heap_lock). `update_run(start, codes)`
+refuses what `update` would refuse for any of its features (an index not above the previous one
+or beyond dims, a code above 2^B - 1: ValueError), before anything changes; on the native path
+it is one call into the kernel for the whole run, against one per feature for `update` (about
+2,400 cycles each on the Pico).
 
 Native kernel: where the native module _kb_bonsai.mpy for this port is installed beside this
-file, `update`, `reset` and `predict` are that module's functions, firmware_c's kb_bonsai.h,
-with the same results and fields as the bytecode (kbit.compat.native); its state (kb_bonsai_t:
-the accumulators, the parsed offsets) lives in the model's context `_ctx`, opaque to Python,
-and the payload `buf` is then a bytes (what was checked cannot change). `m.native` says which
-runs (NATIVE_WHY why not); `use_native(False)` switches back (between inputs, not in the middle
-of one). The native kernel keeps 1 + 2L dot products on the C stack, so it takes at most 64
-classes: a model with more runs the bytecode (its `native` is False).
+file, `update`, `update_run`, `reset` and `predict` are that module's functions, firmware_c's
+kb_bonsai.h, with the same results and fields as the bytecode (kbit.compat.native); its state
+(kb_bonsai_t: the accumulators, the parsed offsets) lives in the model's context `_ctx`, opaque
+to Python, and the payload `buf` is then a bytes (what was checked cannot change). `m.native`
+says which runs (NATIVE_WHY why not); `use_native(False)` switches back (between inputs, not in
+the middle of one). The native kernel keeps 1 + 2L dot products on the C stack, so it takes at
+most 64 classes: a model with more runs the bytecode (its `native` is False).
 """
 from .compat import const
 
@@ -200,30 +206,23 @@ from .compat import NATIVE_STATUS as _STATUS, native as _native  # noqa: E402
 
 _nat = _native("bonsai")
 NATIVE_WHY = _STATUS["bonsai"]  # None when native, else why not
-# The bytecode methods. On the native path the class's update, reset and predict are the native
-# module's own functions (no Python frame between the caller and the kernel); a model without a
-# context (see _ERR_LIMIT) runs these instead.
-_py = (Bonsai.update, Bonsai.reset, Bonsai.predict)
-
-
-def _refused(self, j, c):
-    """What the native update runs for an update the kernel refuses: the bytecode's error."""
-    raise ValueError("feature %d, code %d: indices increase, codes in 0..%d"
-                     % (j, c, self.proj.top))
-
-
+# The bytecode methods. On the native path the class's update, update_run, reset and predict are
+# the native module's own functions (no Python frame between the caller and the kernel); a model
+# without a context (see _ERR_LIMIT) runs these instead.
+_py = (Bonsai.update, Bonsai.update_run, Bonsai.reset, Bonsai.predict)
 if _nat:
-    _nat.update_py, _nat.reset_py, _nat.predict_py = _py
-    _nat.update_err = _refused
+    _nat.update_py, _nat.update_run_py, _nat.reset_py, _nat.predict_py = _py
+    # what the native update and update_run run for a call the kernel does not take (kbit.proj)
+    _nat.update_err, _nat.update_run_err = Bonsai._refused, Bonsai._run_other
 
 
 def use_native(on=True):
-    """Run Bonsai's update, reset and predict in the native module (when it loaded) or in
-    bytecode; returns whether they are native now. Switch between inputs."""
+    """Run Bonsai's update, update_run, reset and predict in the native module (when it
+    loaded) or in bytecode; returns whether they are native now. Switch between inputs."""
     on = bool(on and _nat)
     Bonsai.native = on
-    Bonsai.update, Bonsai.reset, Bonsai.predict = (
-        _nat.update, _nat.reset, _nat.predict) if on else _py
+    Bonsai.update, Bonsai.update_run, Bonsai.reset, Bonsai.predict = (
+        _nat.update, _nat.update_run, _nat.reset, _nat.predict) if on else _py
     return on
 
 

@@ -21,6 +21,8 @@ at every write.
 """
 from .kbfile import ModelFileError
 
+_ENOENT = 2  # errno's ENOENT on MicroPython's ports and on POSIX
+
 
 class _OS:
     """The real filesystem."""
@@ -43,6 +45,11 @@ class _OS:
 
 class Checkpoint:
     def __init__(self, cls, path, every=0, fs=None):
+        """every: save after every `every`-th learnt mistake (0: only on demand); ValueError
+        when it is not an int >= 0."""
+        if type(every) is not int or every < 0:
+            raise ValueError("every must be an int >= 0 (0: save on demand only), not %r"
+                             % (every,))
         self.cls, self.path, self.every = cls, path, every
         self.fs = fs if fs is not None else _OS()
         self.model = None
@@ -50,21 +57,23 @@ class Checkpoint:
 
     def load(self):
         """The newest complete checkpoint (PATH.new, else PATH) as a model of `cls`; OSError
-        when neither exists, ModelFileError when neither is a valid model file."""
+        (ENOENT) naming PATH when neither exists, ModelFileError when no file there is a valid
+        model file (the error of PATH's when it exists)."""
         err = None
         for p in (self.path + ".new", self.path):
             try:
                 f = self.fs.open(p, "rb")
-            except OSError as e:
-                err = err or e
+            except OSError:
                 continue
             try:
                 self.model = self.cls.load(f)
                 return self.model
             except ModelFileError as e:
-                err = e
+                err = ModelFileError("%s: %s" % (p, e))
             finally:
                 f.close()
+        if err is None:
+            raise OSError(_ENOENT, "no checkpoint %s" % self.path)
         raise err
 
     def save(self, model=None):

@@ -114,7 +114,8 @@ class CKP:
                  norm=0):
         """An empty learner. table: the power table P; qstart, qshift and q (one byte per
         entry): the loss_q table; all made on the host (kilobit.models.ckp.power_table, loss_table).
-        state: kbit.rng.seed_state(seed). Codes given to score/learn must be in 0 .. 2^bits-1."""
+        state: kbit.rng.seed_state(seed). Codes given to score/learn/predict must be in
+        0 .. 2^bits-1 (else ValueError, nothing changed)."""
         err = check(bits, dims, L, width, C, state, count, norm) or check_table(table, C)
         top = max_svs(L, dims)
         if not err and (qstart < 1 or qstart + len(q) > max(top, 1) or not 0 <= qshift <= 22):
@@ -292,8 +293,10 @@ class CKP:
 
     def score(self, u):
         """The nearest-ring score of contract 3.3 over the CKP distances (6.4); u: M codes."""
-        if len(u) != self.dims:
-            raise ValueError("expected %d codes" % self.dims)
+        # (a bytearray holds no negative code: its min is not needed)
+        if len(u) != self.dims or (type(u) is not bytearray and min(u) < 0) or \
+                max(u) >> self.bits:
+            raise ValueError("expected %d codes in 0..%d" % (self.dims, (1 << self.bits) - 1))
         _lock()
         try:
             return self._score(u)
@@ -394,8 +397,10 @@ class CKP:
         """One step for codes u and label y in {0, 1}. Returns the score before learning; sets
         self.mistake. A mistake adds (u, y), lowering every precision, or replaces a random
         support vector, as the loss table and the norm decide."""
-        if len(u) != self.dims or (y != 0 and y != 1):
-            raise ValueError("expected %d codes and a label 0 or 1" % self.dims)
+        if len(u) != self.dims or (y != 0 and y != 1) or \
+                (type(u) is not bytearray and min(u) < 0) or max(u) >> self.bits:
+            raise ValueError("expected %d codes in 0..%d and a label 0 or 1"
+                             % (self.dims, (1 << self.bits) - 1))
         _lock()
         try:
             return self._learn(u, y)

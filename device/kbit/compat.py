@@ -28,10 +28,15 @@ Which path runs, and why:
     kbit.compat.NATIVE = False  before importing the model modules: bytecode everywhere (tests)
 
 A module that is there but unusable -- built for another architecture, another .mpy version, a
-truncated or corrupt copy, a build for another kbit -- is refused with one printed line and the
-bytecode runs. It is checked before MicroPython sees it: MicroPython's loader hangs or crashes
-on a truncated native module, so every module carries a trailer (b"KBNT", its length, its
-CRC-32; firmware_c/natmod/seal.py) that must match.
+truncated copy, a build for another kbit -- is refused with one printed line and the bytecode
+runs. It is checked before MicroPython sees it: MicroPython's loader hangs or crashes on a
+truncated native module, so every module carries a trailer (b"KBNT", its length, its CRC-32;
+firmware_c/natmod/seal.py), and each import compares the length, the .mpy version and the
+architecture (header and trailer only). The CRC-32 over the whole module -- a copy corrupt in
+the middle -- costs 160-250 ms on a Pico without binascii: `verify_native(name)` checks it,
+once after installing (`kilobit deploy`'s verification runs it for every module it installs).
+
+    kbit.compat.verify_native("rkp")   None when /lib/kbit/_kb_rkp.mpy is intact, else why
 """
 try:
     from micropython import const
@@ -95,7 +100,7 @@ def overhead():
 
 
 NATIVE = True  # False before importing the model modules: bytecode only
-NATIVE_ABI = 2  # the interface of the native modules (firmware_c/natmod/kbn.h, KBN_ABI)
+NATIVE_ABI = 3  # the interface of the native modules (firmware_c/natmod/kbn.h, KBN_ABI)
 NATIVE_STATUS = {}
 
 # sys.implementation._mpy >> 10: the native architecture of a port (py/persistentcode.h)
@@ -107,34 +112,68 @@ def _arch(code):
     return _ARCHS[code] if code < len(_ARCHS) else "native arch %d" % code
 
 
-def _check(path):
-    """None when the file at path is a sealed native module this port can load, else why not.
-    OSError when it cannot be read (no file). The file is read whole (a few KiB, once)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    size = len(data)
-    if size < 16 or data[0] != 0x4D:  # b"M"
+def _sealed(head, tail, size):
+    """None when a file of `size` bytes that starts with `head` (4 bytes) and ends with `tail`
+    (12 bytes) is a .mpy file sealed by firmware_c/natmod/seal.py (its trailer: b"KBNT", then
+    the length before it), else why not. The CRC-32 in the trailer is verify_native's."""
+    if size < 16 or head[0] != 0x4D:  # b"M"
         return "not a .mpy file"
-    tail = data[size - 12:]
     n = size - 12  # what the trailer must say, compared in 16-bit halves (small ints)
     if tail[:4] != b"KBNT" or (tail[4] | tail[5] << 8) != n & 0xFFFF or \
             (tail[6] | tail[7] << 8) != n >> 16:
         return "truncated or not sealed by firmware_c/natmod (%d bytes)" % size
+    return None
+
+
+def _check(path):
+    """None when the file at path is a sealed native module this port can load, else why not.
+    OSError when it cannot be read. The cheap checks, at every import: the header and the
+    trailer are read (not the whole file), the length, .mpy version and architecture compared;
+    the CRC-32 over the whole file is verify_native's, run once after installing."""
+    with open(path, "rb") as f:
+        head = f.read(4)
+        size = f.seek(0, 2)
+        if size >= 16:
+            f.seek(size - 12)
+        tail = f.read(12)
+    why = _sealed(head, tail, size)
+    if why:
+        return why
     try:
         import sys
         mpy = sys.implementation._mpy
     except AttributeError:  # a port that does not say: its import decides
-        mpy = None
-    arch = data[2] >> 2  # 0: bytecode, which every port loads (its sub-version is 0)
-    if mpy is not None:
-        if data[1] != mpy & 0xFF or (arch and data[2] & 3 != (mpy >> 8) & 3):
-            return ".mpy version %d.%d, this port loads %d.%d" % (
-                data[1], data[2] & 3, mpy & 0xFF, (mpy >> 8) & 3)
-        if arch and arch != mpy >> 10:
-            if not mpy >> 10:
-                return "built for %s; this port runs no native code" % _arch(arch)
-            return "built for %s, this port is %s" % (_arch(arch), _arch(mpy >> 10))
-    body = memoryview(data)[:n]
+        return None
+    arch = head[2] >> 2  # 0: bytecode, which every port loads (its sub-version is 0)
+    if head[1] != mpy & 0xFF or (arch and head[2] & 3 != (mpy >> 8) & 3):
+        return ".mpy version %d.%d, this port loads %d.%d" % (
+            head[1], head[2] & 3, mpy & 0xFF, (mpy >> 8) & 3)
+    if arch and arch != mpy >> 10:
+        if not mpy >> 10:
+            return "built for %s; this port runs no native code" % _arch(arch)
+        return "built for %s, this port is %s" % (_arch(arch), _arch(mpy >> 10))
+    return None
+
+
+def verify_native(name):
+    """None when kbit's native module of model `name` (kbit/_kb_<name>.mpy, see native) is
+    intact -- sealed, with the length and CRC-32 firmware_c/natmod/seal.py wrote -- else why
+    not (a missing module included). Run it once after installing (`kilobit deploy`'s verify.py
+    does), not at every import: it reads the file whole and, on a port without binascii (the
+    Pico's), computes the CRC-32 in Python, 160-250 ms at 125 MHz. Whether this port can load
+    the module is native()'s business (NATIVE_STATUS)."""
+    path = _path(name)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return "no native module %s" % path
+    size = len(data)
+    tail = data[size - 12:]
+    why = _sealed(data[:4], tail, size)
+    if why:
+        return why
+    body = memoryview(data)[:size - 12]
     try:
         from binascii import crc32
         v = crc32(body)  # compared in 16-bit halves: no long int needed
@@ -158,6 +197,11 @@ def _dir():
     return f[:i + 1] if i >= 0 else ""
 
 
+def _path(name):
+    """Where the native module of model `name` is installed: beside kbit's own files."""
+    return "%s_kb_%s.mpy" % (_dir(), name)
+
+
 def native(name):
     """The native module of model `name` (kbit._kb_<name>) when it is usable here, else None;
     the reason in NATIVE_STATUS[name] (None when native)."""
@@ -169,7 +213,7 @@ def native(name):
     elif sys.implementation.name != "micropython":
         why = "%s runs no native modules" % sys.implementation.name
     else:
-        path = "%s_kb_%s.mpy" % (_dir(), name)
+        path = _path(name)
         try:
             why = _check(path)
             quiet = False

@@ -2,7 +2,8 @@
 
     b"KBIT" | version u8 | model type u8 | reserved u16 | payload length u32 | payload | crc32 u32
 
-`Reader` checks the header, hands the payload out piece by piece (so a model's memory can be
+`Reader` takes bytes-like data or a stream with readinto() (anything else: ModelFileError),
+checks the header, hands the payload out piece by piece (so a model's memory can be
 read straight into its own buffer: loading never holds the file twice) and checks length and
 CRC-32 in `finish()`. The CRC is computed in two 16-bit halves, so MicroPython stays in small
 ints. Errors are `ModelFileError` (a ValueError) with a distinct message per cause.
@@ -74,10 +75,14 @@ def crc32(data):
 
 
 class _BytesSource:
-    """readinto() over a bytes-like object, without copying it."""
+    """readinto() over a bytes-like object, without copying it. ModelFileError for anything
+    else (None, a number, a list): a loader's source is bytes or a stream."""
 
     def __init__(self, data):
-        self.mv = memoryview(data)
+        try:
+            self.mv = memoryview(data)
+        except TypeError:
+            raise ModelFileError("not a model file: expected bytes or a stream with readinto()")
         self.pos = 0
 
     def readinto(self, buf):

@@ -2,6 +2,7 @@
 
     p = Proj(buf, off, dims, d, in_bits, wbits)      # parses and checks its model-file section
     p.update(j, c)                                   # feature j (strictly increasing) has code c
+    p.update_run(start, codes)                       # features start.. have codes[0..n-1]
     p.finish(P)                                      # P[r] = sat(rshift_round(acc_r, shift_r)
                                                      #                + bias_r); then p.reset()
 
@@ -15,8 +16,10 @@ The stored matrix has one row per input feature (dims x d). `update` walks it wi
 that only moves forward, so a whole input costs one pass over the stored weights and the RAM is
 d accumulators whatever the input dimension. Indices must come in increasing order within one
 input (features not sent are 0); anything else raises ValueError and changes nothing.
-`update` and `finish` allocate nothing and lock the heap while they run (where the port has
-micropython.heap_lock), as kbit.rkp does.
+`update_run(start, codes)` is `update(start + k, codes[k])` for every k in one call (a whole
+input: `update_run(0, codes)`), with the same refusals, checked for the whole run before
+anything changes. `update`, `update_run` and `finish` allocate nothing and lock the heap while
+they run (where the port has micropython.heap_lock), as kbit.rkp does.
 """
 from .compat import const, lock as _lock, unlock as _unlock
 
@@ -74,9 +77,34 @@ class Model:
         """Feature j has code c (0 .. 2^in_bits - 1); j increases within one input."""
         self.proj.update(j, c)
 
+    def update_run(self, start, codes):
+        """Features start .. start + len(codes) - 1 have the codes (a buffer of bytes, or any
+        sequence of ints): update(start + k, codes[k]) for each k, in one call, every index and
+        code checked before anything changes. A whole input: update_run(0, codes)."""
+        self.proj.update_run(start, codes)
+
     def reset(self):
         """Drop the input in progress."""
         self.proj.reset()
+
+    # The native kernel's hooks (kbit.bonsai, kbit.protonn: the native module's update_err and
+    # update_run_err), for a call its kernel does not take. The input in progress lives in the
+    # kernel's context then, not in self.proj: these raise the bytecode's errors, or pass the
+    # run back to the kernel as a bytes.
+    def _refused(self, j, c):
+        """An update the kernel refuses: the bytecode's error."""
+        raise _update_error(j, c, self.proj.top)
+
+    def _run_other(self, start, codes):
+        """A run the kernel refuses or cannot read (codes that are not a buffer of bytes: a
+        list, say): a run of codes in 0 .. 2^B - 1 that is not a bytes goes back to the kernel
+        as one (which refuses it by its indices, if at all), anything else gets the bytecode's
+        error."""
+        n = len(codes)
+        top = self.proj.top
+        if n and type(codes) is not bytes and min(codes) >= 0 and max(codes) <= top:
+            return self.update_run(start, bytes(codes))
+        raise _run_error(start, n, self.dims, top)
 
     def predict(self):
         """The prediction for the input streamed since the last predict (the model's class
@@ -102,6 +130,15 @@ class Model:
         if err:
             raise ValueError(err)
         return m  # the scaler (host use) is left to finish(), which skips it
+
+
+def _update_error(j, c, top):
+    return ValueError("feature %d, code %d: indices increase, codes in 0..%d" % (j, c, top))
+
+
+def _run_error(start, n, dims, top):
+    return ValueError("features %d..%d: indices increase, below %d, codes in 0..%d"
+                      % (start, start + n - 1, dims, top))
 
 
 def rshift_round(x, s):
@@ -192,14 +229,32 @@ class Proj:
     def update(self, j, c):
         """Add code c of feature j. j must exceed the previous j of this input; c in 0..2^B-1."""
         if j <= self.last or j >= self.dims or c < 0 or c > self.top:
-            raise ValueError("feature %d, code %d: indices increase, codes in 0..%d"
-                             % (j, c, self.top))
+            raise _update_error(j, c, self.top)
         self.last = j
         if c == 0:
             return
         _lock()
         try:
             self._update(j, c)
+        finally:
+            _unlock()
+
+    def update_run(self, start, codes):
+        """Add codes[k] of feature start + k for every k; refused (ValueError, nothing changed)
+        as update would refuse any of them."""
+        n = len(codes)
+        if n == 0:
+            return
+        if start <= self.last or start + n > self.dims or min(codes) < 0 or \
+                max(codes) > self.top:
+            raise _run_error(start, n, self.dims, self.top)
+        self.last = start + n - 1
+        _lock()
+        try:
+            for k in range(n):
+                c = codes[k]
+                if c:
+                    self._update(start + k, c)
         finally:
             _unlock()
 

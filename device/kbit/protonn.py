@@ -6,20 +6,27 @@
     for j in range(m.dims):            # features as they arrive: index, B-bit code
         m.update(j, code[j])           # indices increase within one input; skip zeros freely
     y = m.predict()                    # class (multilabel: a bit mask); then ready for the next
+    m.update_run(0, codes)             # or a whole input in one call (codes: bytes, bytearray),
+    y = m.predict()                    # or a run: features start .. start+len(codes)-1
     m.P, m.D, m.k, m.scores            # projection, distances, kernel values, scores
 
 RAM does not grow with the input dimension: the projection keeps d accumulators (kbit.proj),
 prediction keeps P (d), D and k (m each) and the scores (L). Prototypes and labels are read
-from the payload buffer with one forward cursor each. `update` and `predict` allocate nothing
-and lock the heap while they run (where the port has micropython.heap_lock).
+from the payload buffer with one forward cursor each. `update`, `update_run` and `predict`
+allocate nothing and lock the heap while they run (where the port has micropython.heap_lock).
+`update_run(start, codes)` refuses what `update` would refuse for any of its features (an index
+not above the previous one or beyond dims, a code above 2^B - 1: ValueError), before anything
+changes; on the native path it is one call into the kernel for the whole run, against one per
+feature for `update` (about 2,400 cycles each on the Pico).
 
 Native kernel: where the native module _kb_protonn.mpy for this port is installed beside this
-file, `update`, `reset` and `predict` are that module's functions, firmware_c's kb_protonn.h,
-with the same results and fields as the bytecode (kbit.compat.native); its state (kb_protonn_t:
-the accumulators, the parsed pointers) lives in the model's context `_ctx`, opaque to Python,
-and the payload `buf` is then a bytes (what was checked cannot change). `m.native` says which
-runs (NATIVE_WHY why not); `use_native(False)` switches back (between inputs, not in the middle
-of one).
+file, `update`, `update_run`, `reset` and `predict` are that module's functions, firmware_c's
+kb_protonn.h, with the same results and fields as the bytecode (kbit.compat.native); its state
+(kb_protonn_t:
+the accumulators, the parsed pointers) lives in the model's context `_ctx`, opaque to Python, and
+the payload `buf` is then a bytes (what was checked cannot change). `m.native` says which runs
+(NATIVE_WHY why not); `use_native(False)` switches back (between inputs, not in the middle of
+one).
 """
 from .compat import const
 
@@ -280,30 +287,23 @@ from .compat import NATIVE_STATUS as _STATUS, native as _native  # noqa: E402
 
 _nat = _native("protonn")
 NATIVE_WHY = _STATUS["protonn"]  # None when native, else why not
-# The bytecode methods. On the native path the class's update, reset and predict are the native
-# module's own functions (no Python frame between the caller and the kernel); a model without a
-# context (none here) runs these instead.
-_py = (ProtoNN.update, ProtoNN.reset, ProtoNN.predict)
-
-
-def _refused(self, j, c):
-    """What the native update runs for an update the kernel refuses: the bytecode's error."""
-    raise ValueError("feature %d, code %d: indices increase, codes in 0..%d"
-                     % (j, c, self.proj.top))
-
-
+# The bytecode methods. On the native path the class's update, update_run, reset and predict are
+# the native module's own functions (no Python frame between the caller and the kernel); a model
+# without a context (none here) runs these instead.
+_py = (ProtoNN.update, ProtoNN.update_run, ProtoNN.reset, ProtoNN.predict)
 if _nat:
-    _nat.update_py, _nat.reset_py, _nat.predict_py = _py
-    _nat.update_err = _refused
+    _nat.update_py, _nat.update_run_py, _nat.reset_py, _nat.predict_py = _py
+    # what the native update and update_run run for a call the kernel does not take (kbit.proj)
+    _nat.update_err, _nat.update_run_err = ProtoNN._refused, ProtoNN._run_other
 
 
 def use_native(on=True):
-    """Run ProtoNN's update, reset and predict in the native module (when it loaded) or in
-    bytecode; returns whether they are native now. Switch between inputs."""
+    """Run ProtoNN's update, update_run, reset and predict in the native module (when it
+    loaded) or in bytecode; returns whether they are native now. Switch between inputs."""
     on = bool(on and _nat)
     ProtoNN.native = on
-    ProtoNN.update, ProtoNN.reset, ProtoNN.predict = (
-        _nat.update, _nat.reset, _nat.predict) if on else _py
+    ProtoNN.update, ProtoNN.update_run, ProtoNN.reset, ProtoNN.predict = (
+        _nat.update, _nat.update_run, _nat.reset, _nat.predict) if on else _py
     return on
 
 

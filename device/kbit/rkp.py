@@ -13,7 +13,8 @@ is a small int (< 2^30) and no object is created. They also lock the heap themse
 run, where the port has `micropython.heap_lock` (CircuitPython and CPython do without): ports
 without a pystack give any function frame above 11 words a heap block for the call, unless the
 heap is locked, when the frame goes on the C stack instead. So a call never touches the heap,
-locked by the caller or not. Argument checks come before the lock so their errors stay readable.
+locked by the caller or not. Argument checks come before the lock so their errors stay readable:
+a code outside 0 .. 2^B-1, a wrong length or label raises ValueError and changes nothing.
 
 The score reads the memory as one stream of bits. It weighs each vector against the nearest
 distance seen so far and restarts the sum when a nearer vector comes; the vectors before the
@@ -93,7 +94,7 @@ class RKP:
     def __init__(self, kernel, bits, dims, budget, width, C, table, state=1, count=0):
         """An empty learner. kernel: "laplace"/"rbf" (or LAPLACE/RBF); table: the power table
         P made on the host (kilobit.models.rkp.power_table); state: kbit.rng.seed_state(seed).
-        Codes given to score/learn must be in 0 .. 2^bits-1 (they are not checked)."""
+        Codes given to score/learn/predict must be in 0 .. 2^bits-1 (else ValueError)."""
         if kernel in _NAMES:
             kernel = _NAMES.index(kernel)
         err = check(kernel, bits, dims, budget, width, C, state, count) or check_table(table, C)
@@ -197,8 +198,10 @@ class RKP:
     def score(self, u):
         """s = sum_i y_i * w(d_i - d_nn) over the stored vectors, or the next ring's sum when
         that is 0 (contract 3.3); u: M codes (indexable), each in 0 .. 2^B-1."""
-        if len(u) != self.dims:
-            raise ValueError("expected %d codes" % self.dims)
+        # (a bytearray holds no negative code: its min is not needed)
+        if len(u) != self.dims or (type(u) is not bytearray and min(u) < 0) or \
+                max(u) >> self.bits:
+            raise ValueError("expected %d codes in 0..%d" % (self.dims, (1 << self.bits) - 1))
         _lock()
         try:
             return self._score(u)
@@ -369,8 +372,10 @@ class RKP:
         """One step of Algorithm 1 for codes u and label y in {0, 1}. Returns the score before
         learning; sets self.mistake. A mistake stores (u, y), at random when the budget is full.
         """
-        if len(u) != self.dims or (y != 0 and y != 1):
-            raise ValueError("expected %d codes and a label 0 or 1" % self.dims)
+        if len(u) != self.dims or (y != 0 and y != 1) or \
+                (type(u) is not bytearray and min(u) < 0) or max(u) >> self.bits:
+            raise ValueError("expected %d codes in 0..%d and a label 0 or 1"
+                             % (self.dims, (1 << self.bits) - 1))
         _lock()
         try:
             return self._learn(u, y)

@@ -177,10 +177,20 @@ def test_nothing_valid_is_an_error():
         raise AssertionError("a corrupt checkpoint was loaded")
     try:
         Checkpoint(RKP, "/none.kb", fs=fs).load()
-    except OSError:
-        pass
+    except OSError as e:  # named as the user named it, not as PATH.new
+        assert e.args[0] == 2 and "/none.kb" in e.args[1] and ".new" not in e.args[1], e.args
     else:
         raise AssertionError("a missing checkpoint was loaded")
+
+
+def test_every_is_checked():
+    for bad in (-1, "3", None):
+        try:
+            Checkpoint(RKP, "/m.kb", every=bad, fs=FakeFS())
+        except ValueError as e:
+            assert "every" in str(e)
+        else:
+            raise AssertionError("every=%r accepted" % (bad,))
 
 
 if __name__ == "__main__":

@@ -11,8 +11,9 @@
  *     _predict, _learn       the same for Assoc._predict and Assoc._learn (what the public ones
  *                            run in bytecode, after their checks)
  *     predict_py, learn_py, _predict_py, _learn_py   kbit's bytecode methods: what runs when u
- *                            is not an array('b') of length T, y not in 0..255, or the model
- *                            has no context, and for learn a full class capacity (set by kbit)
+ *                            is not an array('b') of length T, a value is outside
+ *                            -2^(B-1) .. 2^(B-1)-1, y not in 0..255, or the model has no
+ *                            context, and for learn a full class capacity (set by kbit)
  *     ABI                    KBN_ABI (kbn.h)
  *
  * The context is made from the model's approach, bits, P, d, cap, kt, R, nc, state and count
@@ -96,8 +97,9 @@ static KBN_TEXT mp_obj_t bind(mp_obj_t self)
     return mp_const_none;
 }
 
-/* The context of model `self` with values u of its length (bound again first when the model
- * changed, its fill counters checked), or NULL: the bytecode runs the call. */
+/* The context of model `self` with values u of its length, each a B-bit int8 value (bound again
+ * first when the model changed, its fill counters checked), or NULL: the bytecode runs the call
+ * (and raises its error). */
 static KBN_TEXT ctx_t *get(mp_obj_t self, mp_obj_t u_in, const int8_t **u)
 {
     ctx_t *x = (ctx_t *)kbn_find(self);
@@ -109,7 +111,7 @@ static KBN_TEXT ctx_t *get(mp_obj_t self, mp_obj_t u_in, const int8_t **u)
     if (!kbn_fresh(&x->h))
         rebind(x);
     *u = kbn_codes(u_in, &n, 1);
-    if (*u == NULL || n != (size_t)x->k.P * x->k.d)
+    if (*u == NULL || n != (size_t)x->k.P * x->k.d || !kbn_values_fit(*u, n, x->k.bits))
         return NULL;
     /* no fill counter past a class's k~ rows: they decide which anchor rows are read */
     top = 1u + (uint32_t)(x->k.kt - 1u) * x->k.P;

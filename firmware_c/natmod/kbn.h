@@ -35,7 +35,7 @@
 
 /* The interface version of the modules: kbit refuses a module whose ABI global differs (a
  * stale build beside a newer kbit). */
-#define KBN_ABI 2
+#define KBN_ABI 3
 
 /* kern_rkp.c: the score (y < 0) or one learning step (y = 0, 1) of kb_rkp.h. */
 int32_t kbn_rkp_step(kb_rkp_t *m, const uint8_t *u, int y, uint8_t *mistake);
@@ -49,7 +49,8 @@ int32_t kbn_ckp_step(kb_ckp_t *m, const uint8_t *u, int y, uint8_t *mistake);
 int16_t kbn_assoc_step(kb_assoc_t *m, const int8_t *u, int y);
 
 /* kern_bonsai.c, kern_protonn.c: kb_<model>_init (payload already checked by kbit; KB_OK or
- * KB_ERR_LIMIT for a model larger than this build holds), update, reset and predict. */
+ * KB_ERR_LIMIT for a model larger than this build holds), update, reset and predict; update_run
+ * below. */
 int kbn_bonsai_init(kb_bonsai_t *m, const uint8_t *payload, uint32_t len);
 int kbn_bonsai_update(kb_bonsai_t *m, uint16_t j, uint8_t c);
 void kbn_bonsai_reset(kb_bonsai_t *m);
@@ -59,5 +60,47 @@ int kbn_protonn_init(kb_protonn_t *m, const uint8_t *payload, uint32_t len);
 int kbn_protonn_update(kb_protonn_t *m, uint16_t j, uint8_t c);
 void kbn_protonn_reset(kb_protonn_t *m);
 uint32_t kbn_protonn_predict(kb_protonn_t *m);
+
+/* kern_bonsai.c, kern_protonn.c: features start .. start+n-1 have the codes c[0..n-1] (kbit's
+ * update_run): 0, or -1 with nothing changed when kb_proj_update would refuse any of them (an
+ * index below the input's next one or beyond dims, a code above 2^B - 1). n = 0 does nothing. */
+int kbn_bonsai_update_run(kb_bonsai_t *m, uint32_t start, const uint8_t *c, uint32_t n);
+int kbn_protonn_update_run(kb_protonn_t *m, uint32_t start, const uint8_t *c, uint32_t n);
+
+/* A word read from a byte buffer (GCC's may_alias: the bytes are not uint32_t objects). */
+typedef uint32_t __attribute__((may_alias)) kbn_word_t;
+
+/* 1 when the run start .. start+n-1 of codes c may follow the input in progress of p: what
+ * kb_proj_update checks for each feature, and the headers' kb_<model>_update_run leave to
+ * their caller. The codes' OR is compared once (top is 2^B - 1), ORed a word at a time. */
+static inline int kbn_run_ok(const kb_proj_t *p, uint32_t start, const uint8_t *c, uint32_t n)
+{
+    const uint8_t *const end = c + n;
+    uint32_t any = 0;
+    if (start < p->next || start > p->dims || n > (uint32_t)p->dims - start)
+        return 0;
+    for (; c < end && ((uintptr_t)c & 3u) != 0u; c++)
+        any |= *c;
+    for (; end - c >= 4; c += 4)
+        any |= *(const kbn_word_t *)(const void *)c;
+    for (; c < end; c++)
+        any |= *c;
+    any |= any >> 16;
+    return ((any | any >> 8) & 0xFFu) <= p->top;
+}
+
+/* The body of kbn_<model>_update_run: the run checked whole, then given to the header's
+ * kb_<model>_update_run (`run`) in pieces of at most 255 features (its count is a uint8_t). */
+#define KBN_UPDATE_RUN(run, m, start, c, n)                           \
+    do {                                                              \
+        if ((n) == 0u)                                                \
+            return 0;                                                 \
+        if (!kbn_run_ok(&(m)->proj, start, c, n))                     \
+            return -1;                                                \
+        for (; (n) > 255u; (start) += 255u, (c) += 255u, (n) -= 255u) \
+            run(m, (uint16_t)(start), c, 255u);                       \
+        run(m, (uint16_t)(start), c, (uint8_t)(n));                   \
+        return 0;                                                     \
+    } while (0)
 
 #endif /* KBN_H */

@@ -224,6 +224,31 @@ KBN_INLINE const void *kbn_codes(mp_obj_t o, size_t *len, int sign)
     return b.buf;
 }
 
+/* 1 when every code u[0..n-1] is in 0..top, top = 2^B - 1 (so their OR is compared once): what
+ * kbit's score, learn and predict refuse otherwise (their bytecode raises the error). */
+KBN_INLINE int kbn_codes_fit(const uint8_t *u, size_t n, unsigned top)
+{
+    const uint8_t *const end = u + n;
+    unsigned any = 0;
+    while (u < end)
+        any |= *u++;
+    return any <= top;
+}
+
+/* 1 when every value u[0..n-1] is a B-bit int8 value, -2^(B-1) .. 2^(B-1)-1 (assoc's inputs):
+ * each shifted by 2^(B-1) into 0 .. 2^B-1, a value below the range wrapping far above it. */
+KBN_INLINE int kbn_values_fit(const int8_t *u, size_t n, unsigned bits)
+{
+    const int8_t *const end = u + n;
+    const int half = 1 << (bits - 1);
+    unsigned any = 0;
+    if (bits >= 8)
+        return 1; /* every int8 value */
+    while (u < end)
+        any |= (unsigned)(*u++ + half);
+    return any < 2u * (unsigned)half;
+}
+
 /* A small int in lo..hi (True/False as 1/0), else -1 - lo (lo >= 0). */
 KBN_INLINE mp_int_t kbn_arg(mp_obj_t o, mp_int_t lo, mp_int_t hi)
 {
@@ -242,5 +267,30 @@ KBN_INLINE mp_int_t kbn_arg(mp_obj_t o, mp_int_t lo, mp_int_t hi)
 /* The signature of a function MP_DYNRUNTIME_MAKE_FUNCTION makes: it binds self (args[0]). */
 #define KBN_FUN(name) \
     static KBN_TEXT mp_obj_t name(mp_obj_t fun, size_t n_args, size_t n_kw, mp_obj_t *args)
+
+/* update_run(model, start, codes) of the predictors (bonsai.c, protonn.c, after their get()):
+ * `run` is the kernel's kbn_<model>_update_run. A model without its context runs kbit's bytecode
+ * (update_run_py). The input in progress lives in the context, so whatever else the kernel does
+ * not take -- codes that are not a buffer of bytes (a list), a start that is not an int in
+ * 0..65535, a run it refuses -- goes to kbit's update_run_err, which raises the bytecode's
+ * error or hands codes in range back as a bytes. No codes: nothing to do, as in the bytecode. */
+#define KBN_UPDATE_RUN_FUN(run)                                                                \
+    KBN_FUN(update_run)                                                                      \
+    {                                                                                        \
+        ctx_t *x;                                                                            \
+        const uint8_t *c;                                                                    \
+        size_t n = 0;                                                                        \
+        mp_int_t start;                                                                      \
+        if (n_args != 3 || n_kw != 0 || (x = get(args[0])) == NULL)                          \
+            return kbn_py(fun, MP_QSTR_update_run_py, n_args, n_kw, args);                   \
+        c = kbn_codes(args[2], &n, 0);                                                       \
+        if (c != NULL && n == 0)                                                             \
+            return mp_const_none;                                                            \
+        start = kbn_arg(args[1], 0, 0xFFFF);                                                 \
+        if (c == NULL || start < 0 || n > 0xFFFF ||                                          \
+            run(&x->k, (uint32_t)start, c, (uint32_t)n) != 0)                                \
+            return kbn_py(fun, MP_QSTR_update_run_err, n_args, n_kw, args);                  \
+        return mp_const_none;                                                                \
+    }
 
 #endif /* KBN_MP_H */

@@ -1,5 +1,5 @@
-/* kern_protonn.c - the kernel of _kb_protonn: kb_protonn.h's parse, update, reset, predict
- * (kbn.h). */
+/* kern_protonn.c - the kernel of _kb_protonn: kb_protonn.h's parse, update, update_run, reset,
+ * predict (kbn.h). */
 #include "kbn.h"
 
 int kbn_protonn_init(kb_protonn_t *m, const uint8_t *payload, uint32_t len)
@@ -10,6 +10,11 @@ int kbn_protonn_init(kb_protonn_t *m, const uint8_t *payload, uint32_t len)
 int kbn_protonn_update(kb_protonn_t *m, uint16_t j, uint8_t c)
 {
     return kb_protonn_update(m, j, c);
+}
+
+int kbn_protonn_update_run(kb_protonn_t *m, uint32_t start, const uint8_t *c, uint32_t n)
+{
+    KBN_UPDATE_RUN(kb_protonn_update_run, m, start, c, n);
 }
 
 void kbn_protonn_reset(kb_protonn_t *m)

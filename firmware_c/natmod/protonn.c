@@ -4,13 +4,18 @@
  *     bind(model)            parse model.buf (the payload kbit has checked, a bytes) into a new
  *                            context, model._ctx (kbn_mp.h): kb_protonn_t, the input in
  *                            progress included. 0, or kb_err_t's code
- *     update(model, j, c)    ProtoNN.update, reset and predict, bound as methods by kbit:
- *     reset(model)           feature j has code c (kb_protonn_update); drop the input in
- *     predict(model)         progress; the prediction (kb_protonn_predict), with model.P,
- *                            model.D, model.k and model.scores (array('i') each) set
- *     update_py, reset_py, predict_py   kbit's bytecode methods, for a model without a context
- *     update_err             what raises kbit's error for an update the kernel refuses (an index
- *                            not above the previous one, beyond dims, a code above 2^B - 1)
+ *     update(model, j, c)    ProtoNN.update, update_run, reset and predict, bound as methods by
+ *     update_run(model, s, codes)  kbit: feature j has code c (kb_protonn_update); features s ..
+ *     reset(model)           s+len(codes)-1 have the codes, a buffer of bytes, checked whole
+ *     predict(model)         first (kb_protonn_update_run); drop the input in progress; the
+ *                            prediction (kb_protonn_predict), with model.P, model.D, model.k
+ *                            and model.scores (array('i') each) set
+ *     update_py, update_run_py, reset_py, predict_py   kbit's bytecode methods, for a model
+ *                            without a context
+ *     update_err, update_run_err   kbit's hooks for an update or a run the kernel refuses (an
+ *                            index not above the previous one, beyond dims, a code above
+ *                            2^B - 1): they raise kbit's error (update_run_err also takes
+ *                            codes that are not a buffer of bytes, kbn_mp.h)
  *     ABI                    KBN_ABI (kbn.h)
  *
  * A context is bound to the payload it parsed: a model whose buf is replaced is parsed again
@@ -30,6 +35,7 @@ typedef struct {
 
 static KBN_TEXT mp_obj_t bind(mp_obj_t self);
 KBN_FUN(update);
+KBN_FUN(update_run);
 KBN_FUN(reset);
 KBN_FUN(predict);
 static MP_DEFINE_CONST_FUN_OBJ_1(bind_obj, bind);
@@ -42,6 +48,7 @@ mp_obj_t mpy_init(mp_obj_fun_bc_t *self, size_t n_args, size_t n_kw, mp_obj_t *a
     rc.children = (void *)&kbn_g; /* each function keeps the bss (kbn_g) alive */
     mp_store_global(MP_QSTR_bind, MP_OBJ_FROM_PTR(&bind_obj));
     mp_store_global(MP_QSTR_update, MP_DYNRUNTIME_MAKE_FUNCTION(update));
+    mp_store_global(MP_QSTR_update_run, MP_DYNRUNTIME_MAKE_FUNCTION(update_run));
     mp_store_global(MP_QSTR_reset, MP_DYNRUNTIME_MAKE_FUNCTION(reset));
     mp_store_global(MP_QSTR_predict, MP_DYNRUNTIME_MAKE_FUNCTION(predict));
     MP_DYNRUNTIME_INIT_EXIT
@@ -100,6 +107,8 @@ KBN_FUN(update)
         return kbn_py(fun, MP_QSTR_update_err, n_args, n_kw, args);
     return mp_const_none;
 }
+
+KBN_UPDATE_RUN_FUN(kbn_protonn_update_run)
 
 KBN_FUN(reset)
 {

@@ -6,8 +6,9 @@
  *     learn(model, u, y)     the score (before learning), one learning step (kb_rkp_learn,
  *     predict(model, u)      which sets count, state and mistake), 1 if the score is > 0
  *     score_py, learn_py, predict_py   kbit's bytecode methods: what runs when u is not a
- *                            buffer of bytes of length dims, y not 0 or 1, or the model has no
- *                            context (set by kbit)
+ *                            buffer of bytes of length dims, a code is above 2^B - 1, y is not 0
+ *                            or 1, or the model has no context (set by kbit): the errors are
+ *                            the bytecode's
  *     ABI                    KBN_ABI (kbn.h)
  *
  * The context is made from the model's kernel, bits, dims, budget, C, state, count and mistake
@@ -74,8 +75,8 @@ static KBN_TEXT mp_obj_t bind(mp_obj_t self)
     return mp_const_none;
 }
 
-/* The context of model `self` with codes u of its length (bound again first when the model
- * changed), or NULL: the bytecode runs the call. */
+/* The context of model `self` with codes u of its length, each in 0 .. 2^B - 1 (bound again
+ * first when the model changed), or NULL: the bytecode runs the call (and raises its error). */
 static KBN_TEXT ctx_t *get(mp_obj_t self, mp_obj_t u_in, const uint8_t **u)
 {
     ctx_t *x = (ctx_t *)kbn_find(self);
@@ -85,7 +86,9 @@ static KBN_TEXT ctx_t *get(mp_obj_t self, mp_obj_t u_in, const uint8_t **u)
     if (!kbn_fresh(&x->h))
         rebind(x);
     *u = kbn_codes(u_in, &n, 0);
-    return *u != NULL && n == x->k.dims ? x : NULL;
+    if (*u == NULL || n != x->k.dims || !kbn_codes_fit(*u, n, (1u << x->k.bits) - 1u))
+        return NULL;
+    return x;
 }
 
 KBN_FUN(score)

@@ -1,13 +1,14 @@
 # Replay a predictor's golden steps on kbit under MicroPython, on every MicroPython runtime
 # (tools/mpwasm/run.mjs, the unix port, the emulated Pico's tools/pico/run.mjs):
 #
-#   replay_predict.py MODEL STEPS [TIMES]
+#   replay_predict.py [--each] MODEL STEPS [TIMES]
 #
-# STEPS holds one step a line: "P x0 .. xD-1". Each line is parsed first; then the D updates and
-# the prediction run under micropython.heap_lock(), so a replay also proves that update and
-# predict allocate nothing (an allocation raises MemoryError). Per step it prints the golden
-# fields: Bonsai P[0..d-1], leaf, scores[0..L-1], prediction; ProtoNN P, D[0..m-1], k[0..m-1],
-# scores, prediction (the registry's kbit_fields, kilobit.models.<name>).
+# STEPS holds one step a line: "P x0 .. xD-1". Each line is parsed first; then the input goes in
+# with one m.update_run(0, codes) (--each: D calls m.update(j, c), a feature at a time) and the
+# prediction runs, both under micropython.heap_lock(), so a replay also proves that update_run
+# (update) and predict allocate nothing (an allocation raises MemoryError). Per step it prints
+# the golden fields: Bonsai P[0..d-1], leaf, scores[0..L-1], prediction; ProtoNN P, D[0..m-1],
+# k[0..m-1], scores, prediction (the registry's kbit_fields, kilobit.models.<name>).
 # The first line printed says which path runs: "path native" or "path bytecode: why".
 # With TIMES, each step's clock ticks go there as in replay.py (kilobit bench rp2040).
 import sys
@@ -18,8 +19,12 @@ from kbit.compat import elapsed, overhead, path, ticks
 from kbit.bonsai import Bonsai
 from kbit.protonn import ProtoNN
 
-model_path, steps_path = sys.argv[1:3]
-times = [] if len(sys.argv) > 3 else None
+args = sys.argv[1:]
+each = args[:1] == ["--each"]
+if each:
+    args = args[1:]
+model_path, steps_path = args[:2]
+times = [] if len(args) > 2 else None
 
 locked = False
 micropython.heap_lock()
@@ -36,7 +41,7 @@ with open(model_path, "rb") as f:
 with open(model_path, "rb") as f:
     m = (ProtoNN if mtype == 4 else Bonsai).load(f)
 print("path", path(m, "protonn" if mtype == 4 else "bonsai"))
-def replay(m, steps, times):
+def replay(m, steps, times, each):
     """Every input under the heap lock; the clock (with TIMES) around its updates and the
     prediction; in a function, so the replay's own names are cheap locals."""
     fields = [m.P, m.D, m.k, m.scores] if mtype == 4 else [m.P, m.leaf, m.scores]
@@ -45,6 +50,7 @@ def replay(m, steps, times):
     lock = micropython.heap_lock
     unlock = micropython.heap_unlock
     update = m.update
+    update_run = m.update_run
     for line in steps:
         f = line.split()
         if not f:
@@ -56,8 +62,11 @@ def replay(m, steps, times):
         lock()
         try:
             t0 = ticks()
-            for j in range(D):
-                update(j, u[j])
+            if each:
+                for j in range(D):
+                    update(j, u[j])
+            else:
+                update_run(0, u)
             p = m.predict()
             dt = elapsed(t0)
         finally:
@@ -71,7 +80,7 @@ def replay(m, steps, times):
 
 
 with open(steps_path) as steps:
-    replay(m, steps, times)
+    replay(m, steps, times, each)
 if times is not None:
-    with open(sys.argv[3], "w") as f:
+    with open(args[2], "w") as f:
         f.write("overhead %d\n%s\n" % (overhead(), "\n".join(map(str, times))))
