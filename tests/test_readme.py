@@ -113,6 +113,22 @@ FIGURES = [
      {"flash": r"The empty sketch takes ([\d,]+) B of flash",
       "ram": r"The empty sketch takes [\d,]+ B of flash and (\d+) B of RAM"}),
     ("(the empty sketch: {stack} B)", "export.md", {"stack": r"\(Empty\.ino: (\d+) B\)"}),
+    ("takes {byte} as bytecode and {nat} through the native module ({x}), {ratio} the same C "
+     "without MicroPython ({floor})", "rp2040.md",
+     {"byte": r"RKP Banana, [^|]*\| learn \| [\d,]+ / [\d,]+ / [\d,]+ \(([\d.]+ m?s)\)",
+      "nat": r"RKP Banana, [^|]*\| learn \|[^|]*\| [\d,]+ / [\d,]+ / [\d,]+ \(([\d.]+ us)\)",
+      "floor": r"RKP Banana, [^|]*\| learn \|[^|]*\|[^|]*\| [\d,]+ / [\d,]+ / [\d,]+ "
+               r"\(([\d.]+ us)\)",
+      "x": r"RKP Banana, [^|]*\| learn \|[^|]*\|[^|]*\|[^|]*\| ([\d.]+x) \|",
+      "ratio": r"learn: native / bare C \| <= 1.5x \| ([\d.]+x)"}),
+    ("a CKP step (70 B) {ckp}, a Bonsai prediction on 256 features (1 KB) {bon}, ProtoNN {pro}",
+     "rp2040.md",
+     {"ckp": r"CKP Banana, 70 B \(L = 560 bits\), learn mean, native on the Pico \| [^|]* \| "
+             r"([\d.]+ us)",
+      "bon": r"Bonsai mnist16-2, 1 KB int8, predict mean, native on the Pico \| [^|]* \| "
+             r"([\d.]+ us)",
+      "pro": r"ProtoNN mnist16-2, 1 KB int8, predict mean, native on the Pico \| [^|]* \| "
+             r"([\d.]+ us)"}),
 ]
 
 
