@@ -90,10 +90,7 @@ static KBN_TEXT void rebind(ctx_t *x)
 
 static KBN_TEXT mp_obj_t bind(mp_obj_t self)
 {
-    ctx_t *x = (ctx_t *)kbn_find(self);
-    if (x == NULL)
-        x = (ctx_t *)kbn_new(self, sizeof(ctx_t), NSLOT);
-    rebind(x);
+    rebind((ctx_t *)kbn_find_or_new(self, sizeof(ctx_t), NSLOT));
     return mp_const_none;
 }
 

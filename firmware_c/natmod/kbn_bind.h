@@ -97,6 +97,14 @@ static KBN_TEXT KBN_MAYBE_UNUSED kbn_head_t *kbn_new(mp_obj_t self, size_t size,
     return h;
 }
 
+/* The context already stored on model self, or a new one (kbn_new): what a learner's bind
+ * then binds again, so that binding twice never stores a second context. */
+KBN_INLINE kbn_head_t *kbn_find_or_new(mp_obj_t self, size_t size, size_t n)
+{
+    kbn_head_t *h = kbn_find(self);
+    return h != NULL ? h : kbn_new(self, size, n);
+}
+
 /* Start binding h: forget the old binding (until kbn_bound), take the map as it is now. */
 static KBN_TEXT KBN_MAYBE_UNUSED mp_map_t *kbn_rebind(kbn_head_t *h)
 {
