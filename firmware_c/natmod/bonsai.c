@@ -80,44 +80,10 @@ static KBN_TEXT int rebind(ctx_t *x)
     return 0;
 }
 
-static KBN_TEXT mp_obj_t bind(mp_obj_t self)
-{
-    ctx_t *x = (ctx_t *)kbn_new(self, sizeof(ctx_t), NSLOT);
-    return MP_OBJ_NEW_SMALL_INT(rebind(x));
-}
-
-/* The context of model `self` (bound again first when the model changed), or NULL. */
-static KBN_TEXT ctx_t *get(mp_obj_t self)
-{
-    ctx_t *x = (ctx_t *)kbn_find(self);
-    if (x != NULL && !kbn_fresh(&x->h) && rebind(x) != 0)
-        kbn_raise("kbit native: the model's payload is outside the native kernel");
-    return x;
-}
-
-KBN_FUN(update)
-{
-    ctx_t *x;
-    mp_int_t j, c;
-    if (n_args != 3 || n_kw != 0 || (x = get(args[0])) == NULL)
-        return kbn_py(fun, MP_QSTR_update_py, n_args, n_kw, args);
-    j = kbn_arg(args[1], 0, 0xFFFF);
-    c = kbn_arg(args[2], 0, 255);
-    if (j < 0 || c < 0 || kbn_bonsai_update(&x->k, (uint16_t)j, (uint8_t)c) != 0)
-        return kbn_py(fun, MP_QSTR_update_err, n_args, n_kw, args);
-    return mp_const_none;
-}
-
-KBN_UPDATE_RUN_FUN(kbn_bonsai_update_run)
-
-KBN_FUN(reset)
-{
-    ctx_t *x;
-    if (n_args != 1 || n_kw != 0 || (x = get(args[0])) == NULL)
-        return kbn_py(fun, MP_QSTR_reset_py, n_args, n_kw, args);
-    kbn_bonsai_reset(&x->k);
-    return mp_const_none;
-}
+#define KBN_PREDICTOR_UPDATE kbn_bonsai_update
+#define KBN_PREDICTOR_UPDATE_RUN kbn_bonsai_update_run
+#define KBN_PREDICTOR_RESET kbn_bonsai_reset
+#include "kbn_predictor.h" /* bind, get, update, update_run, reset */
 
 KBN_FUN(predict)
 {

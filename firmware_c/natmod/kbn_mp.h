@@ -268,29 +268,4 @@ KBN_INLINE mp_int_t kbn_arg(mp_obj_t o, mp_int_t lo, mp_int_t hi)
 #define KBN_FUN(name) \
     static KBN_TEXT mp_obj_t name(mp_obj_t fun, size_t n_args, size_t n_kw, mp_obj_t *args)
 
-/* update_run(model, start, codes) of the predictors (bonsai.c, protonn.c, after their get()):
- * `run` is the kernel's kbn_<model>_update_run. A model without its context runs kbit's bytecode
- * (update_run_py). The input in progress lives in the context, so whatever else the kernel does
- * not take -- codes that are not a buffer of bytes (a list), a start that is not an int in
- * 0..65535, a run it refuses -- goes to kbit's update_run_err, which raises the bytecode's
- * error or hands codes in range back as a bytes. No codes: nothing to do, as in the bytecode. */
-#define KBN_UPDATE_RUN_FUN(run)                                                                \
-    KBN_FUN(update_run)                                                                      \
-    {                                                                                        \
-        ctx_t *x;                                                                            \
-        const uint8_t *c;                                                                    \
-        size_t n = 0;                                                                        \
-        mp_int_t start;                                                                      \
-        if (n_args != 3 || n_kw != 0 || (x = get(args[0])) == NULL)                          \
-            return kbn_py(fun, MP_QSTR_update_run_py, n_args, n_kw, args);                   \
-        c = kbn_codes(args[2], &n, 0);                                                       \
-        if (c != NULL && n == 0)                                                             \
-            return mp_const_none;                                                            \
-        start = kbn_arg(args[1], 0, 0xFFFF);                                                 \
-        if (c == NULL || start < 0 || n > 0xFFFF ||                                          \
-            run(&x->k, (uint32_t)start, c, (uint32_t)n) != 0)                                \
-            return kbn_py(fun, MP_QSTR_update_run_err, n_args, n_kw, args);                  \
-        return mp_const_none;                                                                \
-    }
-
 #endif /* KBN_MP_H */
