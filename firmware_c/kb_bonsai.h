@@ -9,7 +9,8 @@
  *
  * The weights are read where they are stored (flash on AVR: KB_FLASH_PROGMEM); RAM holds the
  * parsed offsets, the projection's accumulators, P, the scores and, during a prediction, the
- * dot products of one node (1 + 2L int32 on the stack). Nothing depends on the input dimension.
+ * dot products of one node (1 + 2L int32 on the stack; the Uno's walk keeps them in registers).
+ * Nothing depends on the input dimension.
  * KB_BONSAI_LMAX (default 255) sizes the scores; a firmware sets it to its model's L.
  */
 #ifndef KB_BONSAI_H
@@ -174,36 +175,439 @@ static inline void kb_bonsai_reset(kb_bonsai_t *m)
     kb_proj_reset(&m->proj);
 }
 
+#if KB_SMAT_AVR && defined(KB_BONSAI_ROWS) && defined(KB_BONSAI_ROFF)
+#define KB_BONSAI_AVR 1
+#include <stddef.h>
+/* The Uno's tree walk. KB_BONSAI_ROWS and KB_BONSAI_ROFF hold the int8 tree of the one model this
+ * translation unit runs, as the Uno walks it (the firmware header makes them from the same model
+ * file: kilobit.models.bonsai.firmware.tree_rows). Node k starts at byte ROFF[k] of ROWS: its
+ * shifts ws and vs, theta_k's row if internal, a count of the classes whose W_k and V_k rows both
+ * hold a weight, then per such class its index, its W row and its V row. A row is a count byte,
+ * then per non-zero weight (u8 2 * column, i8 weight). A class left out has w = 0 or v = 0, so it
+ * adds round(w t) = 0: nothing.
+ *
+ * kb_bonsai_avr_tree(c) walks the path from the root: per node theta's dot product picks the next
+ * one (internal nodes), and per listed class l
+ *     w = sat(rshift_round(W_l . P, ws)), and when w != 0:
+ *     v = rshift_round(V_l . P, vs);  scores[l] += w if v >= one, -w if v <= -one, else
+ *     (w * (v << tq) + 2^14) >> 15   (= rshift_round(w * v, eT): 2^14 = 2^(eT-1) 2^tq)
+ * with the sums in registers: 29 cycles a weight, about 17 a row and 130 a class, where the C over
+ * the model file's rows took about 60 a weight, 30 a row and 215 a class. A dot product takes
+ * 2^15 + 2^23 more a weight (the products' top bits flipped: no sign extension, as
+ * kb_smat_avr_dots) and starts at minus count times that (count * 128 by one MUL, placed by
+ * bytes). |w (v << tq)| < 2^30, so (it + 2^14) shifted left once fits 32 bits and the sum's
+ * part is its top half. Assembly as a weak symbol in its own section (see kb_proj_avr_block7). */
+typedef struct {
+    const uint8_t *rows;  /* 0: KB_BONSAI_ROWS */
+    const int16_t *P;     /* 2 */
+    int32_t *scores;      /* 4 */
+    const uint8_t *roff;  /* 6: KB_BONSAI_ROFF */
+    uint8_t k;            /* 8: in 0, out the leaf */
+    uint8_t nint;         /* 9: internal nodes */
+    uint8_t ws, vs, more; /* 10, 11, 12: the node's (scratch) */
+    uint8_t tq;           /* 13: 15 - eT */
+    int16_t one;          /* 14: 2^eT */
+    int16_t mone;         /* 16: 1 - 2^eT */
+} kb_bonsai_avr_ctx_t;
+typedef char kb_bonsai_avr_ctx_layout[(offsetof(kb_bonsai_avr_ctx_t, P) == 2 &&
+                                       offsetof(kb_bonsai_avr_ctx_t, scores) == 4 &&
+                                       offsetof(kb_bonsai_avr_ctx_t, roff) == 6 &&
+                                       offsetof(kb_bonsai_avr_ctx_t, k) == 8 &&
+                                       offsetof(kb_bonsai_avr_ctx_t, nint) == 9 &&
+                                       offsetof(kb_bonsai_avr_ctx_t, ws) == 10 &&
+                                       offsetof(kb_bonsai_avr_ctx_t, vs) == 11 &&
+                                       offsetof(kb_bonsai_avr_ctx_t, more) == 12 &&
+                                       offsetof(kb_bonsai_avr_ctx_t, tq) == 13 &&
+                                       offsetof(kb_bonsai_avr_ctx_t, one) == 14 &&
+                                       offsetof(kb_bonsai_avr_ctx_t, mone) == 16)
+                                          ? 1
+                                          : -1];
+#ifdef __cplusplus
+extern "C" {
+#endif
+void kb_bonsai_avr_tree(kb_bonsai_avr_ctx_t *c);
+#ifdef __cplusplus
+}
+#endif
+/* Registers: Z the rows, Y the context, r12:r13 P, r8:r9 the scores, r4:r5 one, r6:r7 1 - one,
+ * r14 zero, r15 0x80, r11 classes left, r10 the class, r2:r3 w, r18-r21 the sum, r16/r17/r23 a
+ * product's operands, r22 a row's count. */
+__asm__(
+    ".pushsection .text.kb_bonsai_avr_tree,\"ax\",@progbits\n\t"
+    ".weak kb_bonsai_avr_tree\n\t"
+    ".type kb_bonsai_avr_tree, @function\n"
+    /* r18..r21 = the dot product of the row at Z with P (Z moves past it) */
+    ".macro kb_bn_row\n\t"
+    "lpm r22, Z+\n\t"
+    "mul r22, r15\n\t"
+    "clr r18\n\t"
+    "clr r19\n\t"
+    "clr r20\n\t"
+    "clr r21\n\t"
+    "sub r19, r0\n\t"
+    "sbc r20, r1\n\t"
+    "sbc r21, r14\n\t"
+    "sub r20, r0\n\t"
+    "sbc r21, r1\n\t"
+    "tst r22\n\t"
+    "breq 2f\n"
+    "1:\n\t"
+    "lpm r0, Z+\n\t"
+    "lpm r16, Z+\n\t"
+    "movw r26, r12\n\t"
+    "add r26, r0\n\t"
+    "adc r27, r14\n\t"
+    "ld r17, X+\n\t"
+    "ld r23, X\n\t"
+    "mulsu r16, r17\n\t"
+    "eor r1, r15\n\t"
+    "add r18, r0\n\t"
+    "adc r19, r1\n\t"
+    "adc r20, r14\n\t"
+    "adc r21, r14\n\t"
+    "muls r16, r23\n\t"
+    "eor r1, r15\n\t"
+    "add r19, r0\n\t"
+    "adc r20, r1\n\t"
+    "adc r21, r14\n\t"
+    "dec r22\n\t"
+    "brne 1b\n"
+    "2:\n\t"
+    ".endm\n\t"
+    /* r18..r21 = rshift_round(r18..r21, r24): >> (s - 1) by whole bytes, then bits (right, or
+     * for 5 to 7 left into a fifth byte that is then the top: fewer), then one more whose carry
+     * out is added back (round half up). Clobbers r24, r25. */
+    ".macro kb_bn_shr\n\t"
+    "tst r24\n\t"
+    "breq 9f\n\t"
+    "dec r24\n"
+    "3:\n\t"
+    "cpi r24, 8\n\t"
+    "brlo 4f\n\t"
+    "mov r18, r19\n\t"
+    "mov r19, r20\n\t"
+    "mov r20, r21\n\t"
+    "lsl r21\n\t"
+    "sbc r21, r21\n\t"
+    "subi r24, 8\n\t"
+    "rjmp 3b\n"
+    "4:\n\t"
+    "cpi r24, 5\n\t"
+    "brsh 7f\n\t"
+    "tst r24\n\t"
+    "breq 6f\n"
+    "5:\n\t"
+    "asr r21\n\t"
+    "ror r20\n\t"
+    "ror r19\n\t"
+    "ror r18\n\t"
+    "dec r24\n\t"
+    "brne 5b\n\t"
+    "rjmp 6f\n"
+    "7:\n\t"
+    "mov r25, r21\n\t"
+    "lsl r25\n\t"
+    "sbc r25, r25\n\t"
+    "subi r24, 8\n\t"
+    "neg r24\n"
+    "8:\n\t"
+    "lsl r18\n\t"
+    "rol r19\n\t"
+    "rol r20\n\t"
+    "rol r21\n\t"
+    "rol r25\n\t"
+    "dec r24\n\t"
+    "brne 8b\n\t"
+    "mov r18, r19\n\t"
+    "mov r19, r20\n\t"
+    "mov r20, r21\n\t"
+    "mov r21, r25\n"
+    "6:\n\t"
+    "asr r21\n\t"
+    "ror r20\n\t"
+    "ror r19\n\t"
+    "ror r18\n\t"
+    "adc r18, r14\n\t"
+    "adc r19, r14\n\t"
+    "adc r20, r14\n\t"
+    "adc r21, r14\n"
+    "9:\n\t"
+    ".endm\n"
+    "kb_bonsai_avr_tree:\n\t"
+    "push r2\n\t"
+    "push r3\n\t"
+    "push r4\n\t"
+    "push r5\n\t"
+    "push r6\n\t"
+    "push r7\n\t"
+    "push r8\n\t"
+    "push r9\n\t"
+    "push r10\n\t"
+    "push r11\n\t"
+    "push r12\n\t"
+    "push r13\n\t"
+    "push r14\n\t"
+    "push r15\n\t"
+    "push r16\n\t"
+    "push r17\n\t"
+    "push r28\n\t"
+    "push r29\n\t"
+    "movw r28, r24\n\t"
+    "ldd r12, Y+2\n\t"
+    "ldd r13, Y+3\n\t"
+    "ldd r8, Y+4\n\t"
+    "ldd r9, Y+5\n\t"
+    "ldd r4, Y+14\n\t"
+    "ldd r5, Y+15\n\t"
+    "ldd r6, Y+16\n\t"
+    "ldd r7, Y+17\n\t"
+    "clr r14\n\t"
+    "ldi r24, 0x80\n\t"
+    "mov r15, r24\n\t"
+    ".Lkb_bn_node:\n\t" /* Z = rows + roff[k]; the node's shifts */
+    "ldd r24, Y+8\n\t"
+    "ldd r30, Y+6\n\t"
+    "ldd r31, Y+7\n\t"
+    "add r30, r24\n\t"
+    "adc r31, r14\n\t"
+    "add r30, r24\n\t"
+    "adc r31, r14\n\t"
+    "lpm r22, Z+\n\t"
+    "lpm r23, Z\n\t"
+    "ld r30, Y\n\t"
+    "ldd r31, Y+1\n\t"
+    "add r30, r22\n\t"
+    "adc r31, r23\n\t"
+    "lpm r25, Z+\n\t"
+    "std Y+10, r25\n\t"
+    "lpm r25, Z+\n\t"
+    "std Y+11, r25\n\t"
+    "std Y+12, r14\n\t"
+    "ldd r25, Y+9\n\t"
+    "cp r24, r25\n\t"
+    "brsh .Lkb_bn_classes\n\t"
+    "kb_bn_row\n\t" /* theta: the next node is 2k + 1 when its dot product is > 0, else 2k + 2 */
+    "ldd r24, Y+8\n\t"
+    "lsl r24\n\t"
+    "subi r24, 0xFF\n\t"
+    "tst r21\n\t"
+    "brmi 1f\n\t"
+    "or r18, r19\n\t"
+    "or r18, r20\n\t"
+    "or r18, r21\n\t"
+    "brne 2f\n"
+    "1:\n\t"
+    "inc r24\n"
+    "2:\n\t"
+    "std Y+8, r24\n\t"
+    "ldi r24, 1\n\t"
+    "std Y+12, r24\n"
+    ".Lkb_bn_classes:\n\t"
+    "lpm r11, Z+\n\t"
+    "tst r11\n\t"
+    "brne .Lkb_bn_class\n\t"
+    "rjmp .Lkb_bn_end\n"
+    ".Lkb_bn_class:\n\t"
+    "lpm r10, Z+\n\t"
+    "kb_bn_row\n\t"
+    "ldd r24, Y+10\n\t"
+    "kb_bn_shr\n\t"
+    /* w = sat(it): an int16 when bytes 2-3 extend the sign of byte 1; -32768 -> -32767 */
+    "mov r24, r19\n\t"
+    "lsl r24\n\t"
+    "sbc r24, r24\n\t"
+    "cp r20, r24\n\t"
+    "cpc r21, r24\n\t"
+    "brne 1f\n\t"
+    "ldi r24, 0x80\n\t"
+    "cp r18, r14\n\t"
+    "cpc r19, r24\n\t"
+    "brne 2f\n\t"
+    "ldi r18, 1\n\t"
+    "rjmp 2f\n"
+    "1:\n\t"
+    "ldi r18, 0xFF\n\t"
+    "ldi r19, 0x7F\n\t"
+    "sbrs r21, 7\n\t"
+    "rjmp 2f\n\t"
+    "ldi r18, 0x01\n\t"
+    "ldi r19, 0x80\n"
+    "2:\n\t"
+    "movw r2, r18\n\t"
+    "cp r2, r14\n\t"
+    "cpc r3, r14\n\t"
+    "brne .Lkb_bn_v\n\t"
+    "lpm r22, Z+\n\t" /* w = 0: nothing to add; step over the V row */
+    "add r30, r22\n\t"
+    "adc r31, r14\n\t"
+    "add r30, r22\n\t"
+    "adc r31, r14\n\t"
+    "rjmp .Lkb_bn_next\n"
+    ".Lkb_bn_v:\n\t"
+    "kb_bn_row\n\t"
+    "ldd r24, Y+11\n\t"
+    "kb_bn_shr\n\t"
+    "cp r18, r4\n\t" /* v >= one: + w */
+    "cpc r19, r5\n\t"
+    "cpc r20, r14\n\t"
+    "cpc r21, r14\n\t"
+    "brge .Lkb_bn_pos\n\t"
+    "ldi r24, 0xFF\n\t" /* v < 1 - one: - w */
+    "cp r18, r6\n\t"
+    "cpc r19, r7\n\t"
+    "cpc r20, r24\n\t"
+    "cpc r21, r24\n\t"
+    "brlt .Lkb_bn_neg\n\t"
+    "ldd r24, Y+13\n" /* |v| < one: v << tq fits int16 */
+    "3:\n\t"
+    "lsl r18\n\t"
+    "rol r19\n\t"
+    "dec r24\n\t"
+    "brne 3b\n\t"
+    "movw r16, r2\n\t"
+    "movw r22, r18\n\t"
+    "muls r17, r23\n\t" /* w * (v << tq), signed 16x16 (as avr-libc's __mulhisi3) */
+    "movw r20, r0\n\t"
+    "mul r16, r22\n\t"
+    "movw r18, r0\n\t"
+    "mulsu r17, r22\n\t"
+    "sbc r21, r14\n\t"
+    "add r19, r0\n\t"
+    "adc r20, r1\n\t"
+    "adc r21, r14\n\t"
+    "mulsu r23, r16\n\t"
+    "sbc r21, r14\n\t"
+    "add r19, r0\n\t"
+    "adc r20, r1\n\t"
+    "adc r21, r14\n\t"
+    "subi r19, 0xC0\n\t" /* + 2^14 (- 0xFFFFC000) */
+    "sbci r20, 0xFF\n\t"
+    "sbci r21, 0xFF\n\t"
+    "lsl r19\n\t"
+    "rol r20\n\t"
+    "rol r21\n\t"
+    "movw r24, r20\n\t"
+    "rjmp .Lkb_bn_add\n"
+    ".Lkb_bn_pos:\n\t"
+    "movw r24, r2\n\t"
+    "rjmp .Lkb_bn_add\n"
+    ".Lkb_bn_neg:\n\t"
+    "clr r24\n\t"
+    "clr r25\n\t"
+    "sub r24, r2\n\t"
+    "sbc r25, r3\n"
+    ".Lkb_bn_add:\n\t" /* scores[l] += r25:r24, sign-extended */
+    "movw r26, r8\n\t"
+    "mov r0, r10\n\t"
+    "clr r1\n\t"
+    "lsl r0\n\t"
+    "rol r1\n\t"
+    "lsl r0\n\t"
+    "rol r1\n\t"
+    "add r26, r0\n\t"
+    "adc r27, r1\n\t"
+    "mov r22, r25\n\t"
+    "lsl r22\n\t"
+    "sbc r22, r22\n\t"
+    "ld r0, X\n\t"
+    "add r0, r24\n\t"
+    "st X+, r0\n\t"
+    "ld r0, X\n\t"
+    "adc r0, r25\n\t"
+    "st X+, r0\n\t"
+    "ld r0, X\n\t"
+    "adc r0, r22\n\t"
+    "st X+, r0\n\t"
+    "ld r0, X\n\t"
+    "adc r0, r22\n\t"
+    "st X, r0\n"
+    ".Lkb_bn_next:\n\t"
+    "dec r11\n\t"
+    "breq .Lkb_bn_end\n\t"
+    "rjmp .Lkb_bn_class\n"
+    ".Lkb_bn_end:\n\t"
+    "ldd r24, Y+12\n\t"
+    "tst r24\n\t"
+    "breq .Lkb_bn_done\n\t"
+    "rjmp .Lkb_bn_node\n"
+    ".Lkb_bn_done:\n\t"
+    "clr r1\n\t"
+    "pop r29\n\t"
+    "pop r28\n\t"
+    "pop r17\n\t"
+    "pop r16\n\t"
+    "pop r15\n\t"
+    "pop r14\n\t"
+    "pop r13\n\t"
+    "pop r12\n\t"
+    "pop r11\n\t"
+    "pop r10\n\t"
+    "pop r9\n\t"
+    "pop r8\n\t"
+    "pop r7\n\t"
+    "pop r6\n\t"
+    "pop r5\n\t"
+    "pop r4\n\t"
+    "pop r3\n\t"
+    "pop r2\n\t"
+    "ret\n\t"
+    ".purgem kb_bn_row\n\t"
+    ".purgem kb_bn_shr\n\t"
+    ".size kb_bonsai_avr_tree, .-kb_bonsai_avr_tree\n\t"
+    ".popsection");
+#else
+#define KB_BONSAI_AVR 0
+#endif
+
 /* The class of the input streamed since the last prediction (binary: 1 when the score is > 0;
  * multi-class: the first highest score); sets P, leaf and scores, and resets the stream. */
 static inline uint8_t kb_bonsai_predict(kb_bonsai_t *m)
 {
-    int32_t dots[1 + 2 * KB_BONSAI_LMAX];
     const uint8_t eT = m->tanh_bits;
     const int16_t one = (int16_t)(1 << eT); /* eT <= 14 */
     uint8_t k = 0, l, best;
     kb_proj_finish(&m->proj, m->P);
     for (l = 0; l < m->L; l++)
         m->scores[l] = 0;
-    for (;;) {
-        const uint8_t internal = (uint8_t)(k < m->nint);
-        const uint16_t a = kb_bonsai_off(m, k);
-        const uint8_t ws = KB_FLASH_BYTE(m->wsh + k), vs = KB_FLASH_BYTE(m->vsh + k);
-        const int32_t *dp = dots + internal;
-        kb_smat_row_dots(m->tree + a, (uint16_t)(kb_bonsai_off(m, (uint8_t)(k + 1u)) - a),
-                         m->proj.d, m->wb, m->tenc, m->P, dots,
-                         (uint8_t)(internal + 2u * m->L));
-        for (l = 0; l < m->L; l++, dp += 2) {
-            const int16_t w = (int16_t)kb_sat_act(kb_rshift_round32(dp[0], ws));
-            const int32_t v = kb_rshift_round32(dp[1], vs);
-            const int16_t t = v > one ? one : (v < -one ? (int16_t)-one : (int16_t)v);
-            /* |w| <= 32767, |t| <= 2^14: the product fits 30 bits */
-            m->scores[l] += kb_rshift_round32((int32_t)w * t, eT);
-        }
-        if (!internal)
-            break;
-        k = (uint8_t)(dots[0] > 0 ? 2u * k + 1u : 2u * k + 2u);
+#if KB_BONSAI_AVR
+    {
+        kb_bonsai_avr_ctx_t c;
+        c.rows = KB_BONSAI_ROWS;
+        c.P = m->P;
+        c.scores = m->scores;
+        c.roff = KB_BONSAI_ROFF;
+        c.k = 0;
+        c.nint = m->nint;
+        c.tq = (uint8_t)(15u - eT);
+        c.one = one;
+        c.mone = (int16_t)(1 - one);
+        kb_bonsai_avr_tree(&c);
+        k = c.k;
     }
+#else
+    {
+        int32_t dots[1 + 2 * KB_BONSAI_LMAX];
+        for (;;) {
+            const uint8_t internal = (uint8_t)(k < m->nint);
+            const uint16_t a = kb_bonsai_off(m, k);
+            const uint8_t ws = KB_FLASH_BYTE(m->wsh + k), vs = KB_FLASH_BYTE(m->vsh + k);
+            const int32_t *dp = dots + internal;
+            kb_smat_row_dots(m->tree + a, (uint16_t)(kb_bonsai_off(m, (uint8_t)(k + 1u)) - a),
+                             m->proj.d, m->wb, m->tenc, m->P, dots,
+                             (uint8_t)(internal + 2u * m->L));
+            for (l = 0; l < m->L; l++, dp += 2) {
+                const int16_t w = (int16_t)kb_sat_act(kb_rshift_round32(dp[0], ws));
+                const int32_t v = kb_rshift_round32(dp[1], vs);
+                const int16_t t = v > one ? one : (v < -one ? (int16_t)-one : (int16_t)v);
+                /* |w| <= 32767, |t| <= 2^14: the product fits 30 bits */
+                m->scores[l] += kb_rshift_round32((int32_t)w * t, eT);
+            }
+            if (!internal)
+                break;
+            k = (uint8_t)(dots[0] > 0 ? 2u * k + 1u : 2u * k + 2u);
+        }
+    }
+#endif
     m->leaf = k;
     if (m->L == 1)
         return (uint8_t)(m->scores[0] > 0);

@@ -369,6 +369,9 @@ kb_protonn_dist_sparse(const kb_protonn_t *m, kb_protonn_cur_t *pc, uint16_t p0,
  * the same integers as the contract's, a 24-cycle term per weight instead of a subtraction, a
  * square and a rounding shift. A prediction outside these conditions takes the C. */
 #define KB_PROTONN_AVR 1
+#ifndef KB_PROTONN_BLOCK
+#define KB_PROTONN_BLOCK 32 /* prototypes a pass of kb_protonn_avr_labels: 4 B of stack each */
+#endif
 
 /* start - sum_r (P_r Bq_r + the offsets of kb_smat_avr_dots) for the DENSE prototype row at pp:
  * with KB_PROTONN_CSUM (C_j = 2^(bshift-1) sum_r Bq_r^2, made by the firmware header from the
@@ -414,6 +417,7 @@ typedef struct {
     uint8_t L;            /* 13: the scores (DENSE labels, L of them a prototype) */
     int32_t *scores;      /* 14: for L > 1 (L = 1: the sum is returned) */
     int16_t ksat;         /* 16: k of a D from stop on (0 unless D saturated below nt) */
+    uint8_t *list;        /* 18: L > 1: where the next (k, labels row) entry goes */
 } kb_protonn_avr_ctx_t;
 typedef char kb_protonn_avr_ctx_layout[(offsetof(kb_protonn_avr_ctx_t, P) == 4 &&
                                         offsetof(kb_protonn_avr_ctx_t, table) == 6 &&
@@ -423,16 +427,18 @@ typedef char kb_protonn_avr_ctx_layout[(offsetof(kb_protonn_avr_ctx_t, P) == 4 &
                                         offsetof(kb_protonn_avr_ctx_t, istop) == 12 &&
                                         offsetof(kb_protonn_avr_ctx_t, L) == 13 &&
                                         offsetof(kb_protonn_avr_ctx_t, scores) == 14 &&
-                                        offsetof(kb_protonn_avr_ctx_t, ksat) == 16)
+                                        offsetof(kb_protonn_avr_ctx_t, ksat) == 16 &&
+                                        offsetof(kb_protonn_avr_ctx_t, list) == 18)
                                            ? 1
                                            : -1];
 
-/* kb_protonn_avr_one(ctx, pp, csum, zq, m): the scores of a model with DENSE labels over its
+/* kb_protonn_avr_one(ctx, pp, csum, zq, m): the kernel values of a model with DENSE labels over
  * m DENSE prototypes (rows at pp, C_j at csum, labels at zq, all flash): per prototype
  * v = h0 + C_j - sum_r P_r Bq_r (24 cycles a term, kb_protonn_avr_dotsub, two a loop turn),
- * and when v < 0 (D below stop) k = table[istop + the index of v] and S_l += Zq_jl k: one
- * score (L = 1) in registers, returned; more in ctx->scores, about 40 cycles a label. About
- * 60 cycles a prototype besides. Assembly (the context in Y) as a weak symbol in its own
+ * and when v < 0 (D below stop) k = table[istop + the index of v], else ksat. L = 1: S_0 +=
+ * Zq_j0 k in registers, returned. L > 1: each k that is not 0 goes onto ctx->list with its
+ * labels row (k u16, the row's flash address u16), for kb_protonn_avr_labels. About 60 cycles a
+ * prototype besides. Assembly (the context in Y) as a weak symbol in its own
  * section, as kb_proj_avr_block7 (kb_proj.h). */
 #ifdef __cplusplus
 extern "C" {
@@ -607,38 +613,18 @@ __asm__(
     "dec r21\n\t"
     "breq 3f\n\t"
     "rjmp .Lkb_p1_proto\n"
-    ".Lkb_p1_many:\n\t" /* L > 1: S_l in RAM */
-    "ldd r20, Y+13\n\t"
-    "ldd r26, Y+14\n\t"
-    "ldd r27, Y+15\n"
-    "4:\n\t"
-    "lpm r16, Z+\n\t"
-    "ld r22, X+\n\t"
-    "ld r23, X+\n\t"
-    "ld r24, X+\n\t"
-    "ld r25, X\n\t"
-    "mulsu r16, r17\n\t"
-    "clr r3\n\t"
-    "sbrc r1, 7\n\t"
-    "com r3\n\t"
-    "add r22, r0\n\t"
-    "adc r23, r1\n\t"
-    "adc r24, r3\n\t"
-    "adc r25, r3\n\t"
-    "mulsu r16, r18\n\t"
-    "clr r3\n\t"
-    "sbrc r1, 7\n\t"
-    "com r3\n\t"
-    "add r23, r0\n\t"
-    "adc r24, r1\n\t"
-    "adc r25, r3\n\t"
-    "st X, r25\n\t"
-    "st -X, r24\n\t"
-    "st -X, r23\n\t"
-    "st -X, r22\n\t"
-    "adiw r26, 4\n\t"
-    "dec r20\n\t"
-    "brne 4b\n\t"
+    ".Lkb_p1_many:\n\t" /* L > 1: k (when not 0) and the labels row onto the list */
+    "cp r17, r2\n\t"
+    "cpc r18, r2\n\t"
+    "breq .Lkb_p1_next\n\t"
+    "ldd r26, Y+18\n\t"
+    "ldd r27, Y+19\n\t"
+    "st X+, r17\n\t"
+    "st X+, r18\n\t"
+    "st X+, r6\n\t"
+    "st X+, r7\n\t"
+    "std Y+18, r26\n\t"
+    "std Y+19, r27\n\t"
     "rjmp .Lkb_p1_next\n"
     "3:\n\t"
     "clr r1\n\t"
@@ -663,6 +649,202 @@ __asm__(
     "pop r2\n\t"
     "ret\n\t"
     ".size kb_protonn_avr_one, .-kb_protonn_avr_one\n\t"
+    ".popsection");
+
+/* kb_protonn_avr_labels(lab): S_l += sum over the list's entries of Zq_jl k_j for every label l,
+ * the labels a group of 4 (then 2, 1) at a time: the group's sums in registers over the whole
+ * list, so a term is an LPM and two products into a register sum, 16 cycles, and an entry 13
+ * more a group; the sums go to RAM once a group. Where kb_protonn_avr_one added each label into
+ * RAM as it went, about 40 cycles a label. As kb_smat_avr_dots, a product's top bit is flipped
+ * (2^15 more, 2^23 for the high byte's: no sign extension) and n times both are taken off at
+ * the end. k >= 0. Assembly as a weak symbol in its own section (see kb_proj_avr_block7). */
+typedef struct {
+    const uint8_t *list; /* 0: n entries: k u16, the labels row's flash address u16 */
+    int32_t *scores;     /* 2 */
+    uint8_t n, L;        /* 4, 5: n >= 1 */
+} kb_protonn_avr_lab_t;
+typedef char kb_protonn_avr_lab_layout[(offsetof(kb_protonn_avr_lab_t, scores) == 2 &&
+                                        offsetof(kb_protonn_avr_lab_t, n) == 4 &&
+                                        offsetof(kb_protonn_avr_lab_t, L) == 5)
+                                           ? 1
+                                           : -1];
+#ifdef __cplusplus
+extern "C" {
+#endif
+void kb_protonn_avr_labels(const kb_protonn_avr_lab_t *lab);
+#ifdef __cplusplus
+}
+#endif
+/* Registers: Y lab, X the list, Z a labels row, r17:r18 k, r16 a label weight, r19 0x80, r20
+ * zero, r21 entries left, r23 the group's first label; the sums r2-r5, r6-r9, r10-r13,
+ * r14/r15/r24/r25. */
+__asm__(
+    ".pushsection .text.kb_protonn_avr_labels,\"ax\",@progbits\n\t"
+    ".weak kb_protonn_avr_labels\n\t"
+    ".type kb_protonn_avr_labels, @function\n"
+    ".macro kb_pl_term a0, a1, a2, a3\n\t"
+    "lpm r16, Z+\n\t"
+    "mulsu r16, r17\n\t"
+    "eor r1, r19\n\t"
+    "add \\a0, r0\n\t"
+    "adc \\a1, r1\n\t"
+    "adc \\a2, r20\n\t"
+    "adc \\a3, r20\n\t"
+    "mulsu r16, r18\n\t"
+    "eor r1, r19\n\t"
+    "add \\a1, r0\n\t"
+    "adc \\a2, r1\n\t"
+    "adc \\a3, r20\n\t"
+    ".endm\n\t"
+    ".macro kb_pl_zero a0, a1, a2, a3\n\t"
+    "clr \\a0\n\t"
+    "clr \\a1\n\t"
+    "clr \\a2\n\t"
+    "clr \\a3\n\t"
+    ".endm\n\t"
+    /* r1:r0 = n * 128: take n (2^15 + 2^23) off, then add the sum into RAM at X */
+    ".macro kb_pl_out a0, a1, a2, a3\n\t"
+    "sub \\a1, r0\n\t"
+    "sbc \\a2, r1\n\t"
+    "sbc \\a3, r20\n\t"
+    "sub \\a2, r0\n\t"
+    "sbc \\a3, r1\n\t"
+    "ld r16, X\n\t"
+    "add r16, \\a0\n\t"
+    "st X+, r16\n\t"
+    "ld r16, X\n\t"
+    "adc r16, \\a1\n\t"
+    "st X+, r16\n\t"
+    "ld r16, X\n\t"
+    "adc r16, \\a2\n\t"
+    "st X+, r16\n\t"
+    "ld r16, X\n\t"
+    "adc r16, \\a3\n\t"
+    "st X+, r16\n\t"
+    ".endm\n\t"
+    ".macro kb_pl_pass g\n\t"
+    "kb_pl_zero r2, r3, r4, r5\n\t"
+    ".if \\g >= 2\n\t"
+    "kb_pl_zero r6, r7, r8, r9\n\t"
+    ".endif\n\t"
+    ".if \\g >= 4\n\t"
+    "kb_pl_zero r10, r11, r12, r13\n\t"
+    "kb_pl_zero r14, r15, r24, r25\n\t"
+    ".endif\n\t"
+    "ld r26, Y\n\t"
+    "ldd r27, Y+1\n\t"
+    "ldd r21, Y+4\n"
+    "1:\n\t"
+    "ld r17, X+\n\t"
+    "ld r18, X+\n\t"
+    "ld r30, X+\n\t"
+    "ld r31, X+\n\t"
+    "add r30, r23\n\t"
+    "adc r31, r20\n\t"
+    "kb_pl_term r2, r3, r4, r5\n\t"
+    ".if \\g >= 2\n\t"
+    "kb_pl_term r6, r7, r8, r9\n\t"
+    ".endif\n\t"
+    ".if \\g >= 4\n\t"
+    "kb_pl_term r10, r11, r12, r13\n\t"
+    "kb_pl_term r14, r15, r24, r25\n\t"
+    ".endif\n\t"
+    "dec r21\n\t"
+    "breq 2f\n\t"
+    "rjmp 1b\n"
+    "2:\n\t"
+    "ldd r26, Y+2\n\t" /* X = scores + 4 * the group's first label */
+    "ldd r27, Y+3\n\t"
+    "mov r16, r23\n\t"
+    "clr r17\n\t"
+    "lsl r16\n\t"
+    "rol r17\n\t"
+    "lsl r16\n\t"
+    "rol r17\n\t"
+    "add r26, r16\n\t"
+    "adc r27, r17\n\t"
+    "ldd r21, Y+4\n\t"
+    "mul r21, r19\n\t"
+    "kb_pl_out r2, r3, r4, r5\n\t"
+    ".if \\g >= 2\n\t"
+    "kb_pl_out r6, r7, r8, r9\n\t"
+    ".endif\n\t"
+    ".if \\g >= 4\n\t"
+    "kb_pl_out r10, r11, r12, r13\n\t"
+    "kb_pl_out r14, r15, r24, r25\n\t"
+    ".endif\n\t"
+    "subi r23, -\\g\n\t"
+    ".endm\n"
+    "kb_protonn_avr_labels:\n\t"
+    "push r2\n\t"
+    "push r3\n\t"
+    "push r4\n\t"
+    "push r5\n\t"
+    "push r6\n\t"
+    "push r7\n\t"
+    "push r8\n\t"
+    "push r9\n\t"
+    "push r10\n\t"
+    "push r11\n\t"
+    "push r12\n\t"
+    "push r13\n\t"
+    "push r14\n\t"
+    "push r15\n\t"
+    "push r16\n\t"
+    "push r17\n\t"
+    "push r28\n\t"
+    "push r29\n\t"
+    "movw r28, r24\n\t"
+    "clr r20\n\t"
+    "ldi r19, 0x80\n\t"
+    "clr r23\n"
+    ".Lkb_pl_group:\n\t"
+    "ldd r22, Y+5\n\t" /* labels left */
+    "sub r22, r23\n\t"
+    "cpi r22, 4\n\t"
+    "brsh 6f\n\t"
+    "rjmp 3f\n"
+    "6:\n\t"
+    "kb_pl_pass 4\n\t"
+    "rjmp .Lkb_pl_group\n"
+    "3:\n\t"
+    "cpi r22, 2\n\t"
+    "brsh 7f\n\t"
+    "rjmp 4f\n"
+    "7:\n\t"
+    "kb_pl_pass 2\n\t"
+    "rjmp .Lkb_pl_group\n"
+    "4:\n\t"
+    "tst r22\n\t"
+    "breq 5f\n\t"
+    "kb_pl_pass 1\n\t"
+    "rjmp .Lkb_pl_group\n"
+    "5:\n\t"
+    "clr r1\n\t"
+    "pop r29\n\t"
+    "pop r28\n\t"
+    "pop r17\n\t"
+    "pop r16\n\t"
+    "pop r15\n\t"
+    "pop r14\n\t"
+    "pop r13\n\t"
+    "pop r12\n\t"
+    "pop r11\n\t"
+    "pop r10\n\t"
+    "pop r9\n\t"
+    "pop r8\n\t"
+    "pop r7\n\t"
+    "pop r6\n\t"
+    "pop r5\n\t"
+    "pop r4\n\t"
+    "pop r3\n\t"
+    "pop r2\n\t"
+    "ret\n\t"
+    ".purgem kb_pl_term\n\t"
+    ".purgem kb_pl_zero\n\t"
+    ".purgem kb_pl_out\n\t"
+    ".purgem kb_pl_pass\n\t"
+    ".size kb_protonn_avr_labels, .-kb_protonn_avr_labels\n\t"
     ".popsection");
 
 /* The scores for SPARSE labels (kb_protonn_avr_scores has made ctx): per prototype v as
@@ -698,27 +880,87 @@ static __attribute__((noinline)) void kb_protonn_avr_sparse(kb_protonn_t *m,
     }
 }
 
+/* The model's constants of kb_protonn_avr_scores, made by its first prediction: the one model
+ * this translation unit runs (KB_PROTONN_CSUM) never changes, and their shifts are loops here. */
+typedef struct {
+    kb_protonn_avr_ctx_t c; /* all but h0 and list */
+    uint32_t h0c;           /* h0 less floor(Q / 2^e) */
+    uint16_t topmax;        /* the largest |P| no e_r saturates with */
+    uint8_t e, s, bshift;
+    uint8_t state;          /* 0 not made yet, 1 made, 2 a model outside the conditions */
+} kb_protonn_avr_const_t;
+
+static __attribute__((noinline)) void kb_protonn_avr_const(kb_protonn_t *m,
+                                                           kb_protonn_avr_const_t *k)
+{
+    const uint8_t d = m->proj.d, s = m->dshift, ks = m->kshift;
+    const uint16_t bmul = (uint16_t)m->bmul;
+    uint32_t stop;
+    uint8_t b = 0, e, r;
+    k->state = 2;
+    if (m->penc != KB_SMAT_DENSE || bmul < 2u)
+        return;
+    for (r = (uint8_t)(bmul >> 1); r != 0; r = (uint8_t)(r >> 1)) /* bshift: bmul = 2^bshift */
+        b++;
+    if (s > b + 1u)
+        return;
+    e = (uint8_t)(b + 1u - s);
+    if (ks < e)
+        return;
+    /* an e_r could saturate when |P| + 127 * 2^bshift is above 32767 */
+    if (((uint32_t)bmul << 7) - bmul > (uint32_t)KB_ACT_MAX)
+        return;
+    k->topmax = (uint16_t)((uint32_t)KB_ACT_MAX - (((uint32_t)bmul << 7) - bmul));
+    stop = (uint32_t)KB_SMALL + 1u;
+    if (ks < 23u && ((uint32_t)m->nt << ks) < stop)
+        stop = (uint32_t)m->nt << ks;
+    stop = kb_protonn_shr(stop, e);
+    {
+        /* the kernel's sum starts at floor(Q / 2^e) - stop plus the offsets its products
+         * take off (kb_protonn_avr_dotsub) */
+        const uint16_t k7 = (uint16_t)((uint16_t)d << 7);
+        k->h0c = (((uint32_t)k7 << 16) + ((uint32_t)k7 << 8)) - stop;
+    }
+    /* v = u - stop < 0 means D below stop; then the index u >> sh (sh = kshift - e) is
+     * istop + (v >> sh) with istop = stop >> sh (stop is a multiple of 2^sh): below nt, so
+     * modulo 256 it is istop + the top byte of the 16 bits of v from byte sh / 8 on times
+     * 2^(8 - sh % 8) -- a multiply where a variable shift is a loop */
+    k->c.ib = (uint8_t)((uint8_t)(ks - e) >> 3);
+    k->c.imul = (uint16_t)(256u >> ((uint8_t)(ks - e) & 7u));
+    k->c.istop = (uint8_t)kb_protonn_shr(stop, (uint8_t)(ks - e));
+    /* a D from stop on: past the table, or (stop = SMALL + 1) saturated to SMALL, whose index
+     * may be inside it */
+    {
+        const uint32_t isat = kb_protonn_shr((uint32_t)KB_SMALL, ks);
+        k->c.ksat = isat < m->nt ? (int16_t)pgm_read_word(m->table + 2u * (uint8_t)isat) : 0;
+    }
+    k->c.P = m->P;
+    k->c.table = m->table;
+    k->c.d = d;
+    k->c.L = m->L;
+    k->c.scores = m->scores;
+    k->e = e;
+    k->s = s;
+    k->bshift = b;
+    k->state = 1;
+}
+
 /* The scores (m->scores, zeroed by the caller) through D_j = Q + H_j 2^e; 0 when this
  * prediction is outside the conditions above (nothing changed: the caller runs the C). */
 static __attribute__((noinline)) uint8_t kb_protonn_avr_scores(kb_protonn_t *m)
 {
-    const uint8_t d = m->proj.d, s = m->dshift, ks = m->kshift;
-    const uint16_t bmul = (uint16_t)m->bmul;
+    static kb_protonn_avr_const_t K;
+    const uint8_t d = m->proj.d;
     const int16_t *const P = m->P;
     kb_protonn_avr_ctx_t c;
-    uint32_t q = 0, stop;
+    uint32_t q = 0;
     uint16_t top = 0;
-    uint8_t b = 0, e, r;
-    if (m->penc != KB_SMAT_DENSE || bmul < 2u)
+    uint8_t r;
+    if (K.state == 0)
+        kb_protonn_avr_const(m, &K);
+    if (K.state != 1)
         return 0;
-    for (r = (uint8_t)(bmul >> 1); r != 0; r = (uint8_t)(r >> 1)) /* bshift: bmul = 2^bshift */
-        b++;
-    if (s > b + 1u)
-        return 0;
-    e = (uint8_t)(b + 1u - s);
-    if (ks < e)
-        return 0;
-    if (s <= 1u) {
+    if (K.s <= 1u) {
         /* rshift_round(P^2, 1) = (P^2 + (P & 1)) / 2, P^2 and P having one parity: the sum
          * of squares and of the odd P's, halved once */
         uint8_t odd = 0;
@@ -732,57 +974,54 @@ static __attribute__((noinline)) uint8_t kb_protonn_avr_scores(kb_protonn_t *m)
             if (q > 2u * (uint32_t)KB_SMALL + 1u)
                 return 0;
         }
-        if (s)
+        if (K.s)
             q = (q + odd) >> 1;
         if (q > (uint32_t)KB_SMALL)
             return 0;
     } else {
-        const uint32_t half = (uint32_t)1 << (s - 1u);
+        const uint32_t half = (uint32_t)1 << (K.s - 1u);
         for (r = 0; r < d; r++) {
             const int16_t p = P[r];
             const uint16_t u = p < 0 ? (uint16_t)-p : (uint16_t)p;
             if (u > top)
                 top = u;
-            q += kb_protonn_term(p, 0, s, half);
+            q += kb_protonn_term(p, 0, K.s, half);
             if (q > (uint32_t)KB_SMALL)
                 return 0;
         }
     }
-    if ((uint32_t)top + (((uint32_t)bmul << 7) - bmul) > (uint32_t)KB_ACT_MAX)
-        return 0; /* an e_r could saturate: |P| + 127 * 2^bshift above 32767 */
-    stop = (uint32_t)KB_SMALL + 1u;
-    if (ks < 23u && ((uint32_t)m->nt << ks) < stop)
-        stop = (uint32_t)m->nt << ks;
-    stop = kb_protonn_shr(stop, e);
-    {
-        /* the kernel's sum starts at floor(Q / 2^e) - stop plus the offsets its products
-         * take off (kb_protonn_avr_dotsub) */
-        const uint16_t k7 = (uint16_t)((uint16_t)d << 7);
-        c.h0 = kb_protonn_shr(q, e) - stop + (((uint32_t)k7 << 16) + ((uint32_t)k7 << 8));
+    if (top > K.topmax)
+        return 0; /* an e_r could saturate */
+    c = K.c;
+    c.h0 = kb_protonn_shr(q, K.e) + K.h0c;
+    if (m->lenc == KB_SMAT_DENSE && c.L == 1) {
+        m->scores[0] = kb_protonn_avr_one(&c, m->protos, KB_PROTONN_CSUM, m->labels, m->m);
     }
-    /* v = u - stop < 0 means D below stop; then the index u >> sh (sh = kshift - e) is
-     * istop + (v >> sh) with istop = stop >> sh (stop is a multiple of 2^sh): below nt, so
-     * modulo 256 it is istop + the top byte of the 16 bits of v from byte sh / 8 on times
-     * 2^(8 - sh % 8) -- a multiply where a variable shift is a loop */
-    c.ib = (uint8_t)((uint8_t)(ks - e) >> 3);
-    c.imul = (uint16_t)(256u >> ((uint8_t)(ks - e) & 7u));
-    c.istop = (uint8_t)kb_protonn_shr(stop, (uint8_t)(ks - e));
-    /* a D from stop on: past the table, or (stop = SMALL + 1) saturated to SMALL, whose index
-     * may be inside it */
-    {
-        const uint32_t isat = kb_protonn_shr((uint32_t)KB_SMALL, ks);
-        c.ksat = isat < m->nt ? (int16_t)pgm_read_word(m->table + 2u * (uint8_t)isat) : 0;
+#if KB_PROTONN_LMAX > 1 /* a firmware of one score leaves out the labels' assembly */
+    else if (m->lenc == KB_SMAT_DENSE) {
+        /* the kernel values of KB_PROTONN_BLOCK prototypes at a time, then their labels */
+        uint8_t list[4 * KB_PROTONN_BLOCK];
+        kb_protonn_avr_lab_t lab;
+        const uint8_t *pp = m->protos, *cs = KB_PROTONN_CSUM, *zq = m->labels;
+        uint8_t left = m->m;
+        lab.list = list;
+        lab.scores = m->scores;
+        lab.L = c.L;
+        while (left != 0) {
+            const uint8_t nb = left > KB_PROTONN_BLOCK ? KB_PROTONN_BLOCK : left;
+            c.list = list;
+            (void)kb_protonn_avr_one(&c, pp, cs, zq, nb);
+            lab.n = (uint8_t)((uint16_t)(c.list - list) >> 2);
+            if (lab.n != 0)
+                kb_protonn_avr_labels(&lab);
+            pp += (uint16_t)nb * d;
+            cs += 4u * nb;
+            zq += (uint16_t)nb * c.L;
+            left = (uint8_t)(left - nb);
+        }
     }
-    c.P = P;
-    c.table = m->table;
-    c.d = d;
-    c.L = m->L;
-    c.scores = m->scores;
-    if (m->lenc == KB_SMAT_DENSE) {
-        const int32_t s1 = kb_protonn_avr_one(&c, m->protos, KB_PROTONN_CSUM, m->labels, m->m);
-        if (c.L == 1)
-            m->scores[0] = s1;
-    } else {
+#endif
+    else {
         kb_protonn_avr_sparse(m, &c);
     }
     return 1;

@@ -77,3 +77,46 @@ def test_trained_protonn_takes_the_expansion_bit_for_bit(uno, name, m):
     assert p.bshift >= 1 and p.dshift <= p.bshift + 1
     codes = est.codes(s.X_test[:40])
     same_as_host(uno, p, [[int(c) for c in u] for u in codes])
+
+
+@pytest.mark.parametrize("eT,ws,vs,seed", [
+    (14, 0, 0, 1),     # no shift at all: w saturates, v clamps to +-one
+    (14, 7, 3, 2),     # a trained model's shifts (5 to 7 bits: the fifth byte's way)
+    (1, 8, 13, 3),     # whole bytes; tq = 14
+    (7, 13, 4, 4),     # a byte and 5 bits
+    (14, 17, 9, 5),    # two bytes and a bit, v mostly inside (-one, one)
+    (9, 24, 20, 6),    # three bytes: w and v mostly 0 (classes skipped on the chip)
+])
+def test_the_uno_tree_walk_at_every_shift(uno, eT, ws, vs, seed):
+    """The Uno's tree walk (kb_bonsai.h, kb_bonsai_avr_tree) against the host for shifts that
+    take each of its paths: whole bytes, bits to the right, bits to the left into a fifth byte,
+    w saturating (+-32767), v at and past +-one, w = 0, and the classes whose W or V row the
+    derived table leaves out."""
+    import numpy as np
+    from kilobit.models.bonsai.model import BonsaiInt
+    r = random_bonsai(40, 6, 2, 5, 8, 8, S, S, seed=seed)
+    g = np.random.default_rng(seed)
+    W, V = r.W.copy(), r.V.copy()
+    W[1, 2] = 0  # a class with no W weight at node 1, one with no V weight at node 2
+    V[2, 3] = 0
+    wshift = np.clip(ws + g.integers(-1, 2, r.N), 0, None)
+    vshift = np.clip(vs + g.integers(-1, 2, r.N), 0, None)
+    m = BonsaiInt(r.pj, r.theta, W, V, wshift, vshift, eT, r.depth, r.classes,
+                  tree_enc=r.tree_enc)
+    same_as_host(uno, m, golden_inputs(40, 8, 12, seed=seed))
+
+
+@pytest.mark.parametrize("name,classes,m", [("pendigits-10", 7, 40), ("letter-26", 26, 70)])
+def test_trained_protonn_labels_in_groups_bit_for_bit(uno, name, classes, m):
+    """Many scores on the Uno (kb_protonn_avr_labels): the labels 4, then 2, then 1 at a time
+    (7 classes: 4 + 2 + 1; 26: six 4s and a 2) over blocks of 32 prototypes (40, 70: a block
+    and a part one)."""
+    s = data.load(name)
+    keep = s.y_train < classes
+    est = ProtoNN(d=10, m=m, budget=4096, epochs=(2, 1), batch=64, seed=0).fit(
+        s.X_train[keep][:600], s.y_train[keep][:600])
+    p = est.int_[8]
+    assert p.L == classes and p.m == m and p.bshift >= 1 and p.dshift <= p.bshift + 1
+    assert p.proto_enc == D and p.z_enc == D  # the paths of kb_protonn_avr_one and _labels
+    codes = est.codes(s.X_test[:30])
+    same_as_host(uno, p, [[int(c) for c in u] for u in codes])

@@ -270,15 +270,12 @@ def _said(r):
 # ---- kilobit's models ----
 
 def _derived_bytes(model_bytes):
-    """The flash tables the firmware header derives from a model file (row records, C_j)."""
+    """The flash tables the firmware header derives from a model file (the projection's row
+    records, the Bonsai tree's rows, ProtoNN's C_j)."""
     from kilobit.models import registry
     spec = registry.of_file(model_bytes)
     m, _ = spec.load(model_bytes)
-    n = len(predictor.proj_rows(m.pj) or b"")
-    tables = getattr(spec.firmware, "avr_tables", None)
-    if tables is not None and tables(m):
-        n += 4 * m.m
-    return n
+    return len(predictor.proj_rows(m.pj) or b"") + spec.firmware.derived_bytes(m)
 
 
 def kilobit_rows(key, name, quick, progress=print):

@@ -31,6 +31,11 @@ def avr_tables(m):
             "#define KB_PROTONN_CSUM kb_fw_protonn_csum"]
 
 
+def derived_bytes(m):
+    """Flash bytes of avr_tables(m)."""
+    return 4 * m.m if avr_tables(m) else 0
+
+
 def reply_row(m, p):
     """The golden fields of a predict reply (docs/uart-protocol.md): pred u32, P (d int16),
     scores (L int32) -> P, None for each D and k (the Uno keeps neither: RAM), scores,
