@@ -37,6 +37,21 @@
 #define KB_SMAT_AVR 0
 #endif
 
+#if KB_SMAT_AVR
+/* The prologue and epilogue of an assembly routine (kb_proj.h, kb_bonsai.h, kb_protonn.h) that
+ * uses every register avr-gcc's ABI has the callee save (r2-r17, r28, r29); the epilogue also
+ * clears r1, the compiler's zero, which MUL overwrites, and returns. */
+#define KB_AVR_SAVE_ALL                                                                       \
+    "push r2\n\t" "push r3\n\t" "push r4\n\t" "push r5\n\t" "push r6\n\t" "push r7\n\t"      \
+    "push r8\n\t" "push r9\n\t" "push r10\n\t" "push r11\n\t" "push r12\n\t" "push r13\n\t"  \
+    "push r14\n\t" "push r15\n\t" "push r16\n\t" "push r17\n\t" "push r28\n\t" "push r29\n\t"
+#define KB_AVR_RESTORE_ALL                                                                    \
+    "clr r1\n\t" "pop r29\n\t" "pop r28\n\t" "pop r17\n\t" "pop r16\n\t" "pop r15\n\t"     \
+    "pop r14\n\t" "pop r13\n\t" "pop r12\n\t" "pop r11\n\t" "pop r10\n\t" "pop r9\n\t"     \
+    "pop r8\n\t" "pop r7\n\t" "pop r6\n\t" "pop r5\n\t" "pop r4\n\t" "pop r3\n\t"          \
+    "pop r2\n\t" "ret\n\t"
+#endif
+
 /* The signed weight of wb bytes at p. */
 static inline int16_t kb_smat_weight(const uint8_t *p, uint8_t wb)
 {

@@ -105,6 +105,30 @@ def test_an_interrupted_write_leaves_the_old_file_and_nothing_else(tmp_path):
     assert path.read_bytes() == b"new" and os.listdir(tmp_path) == ["m.kb"]
 
 
+def test_sigterm_mid_write_leaves_the_old_file_and_nothing_else(tmp_path):
+    """kill (SIGTERM), as a CI's timeout sends it, while the CLI writes an output: the write
+    cleans up as for Ctrl-C and the status is 128 + 15."""
+    import subprocess
+    import sys
+    path = tmp_path / "m.kb"
+    path.write_text("old")
+    code = ("import os, signal\n"
+            "from kilobit import cli\n"
+            "from kilobit.core import outfile\n"
+            "def run(a):\n"
+            "    with outfile.open(%r, 'w') as f:\n"
+            "        f.write('half of the new')\n"
+            "        os.kill(os.getpid(), signal.SIGTERM)\n"
+            "        f.write('never')\n"
+            "    return 0\n"
+            "cli.cmd_eval = run\n"
+            "raise SystemExit(cli.main(['eval', 'x.kb', '--data', 'banana']))\n" % str(path))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 143, r.stderr
+    assert "Traceback" not in r.stderr
+    assert path.read_text() == "old" and os.listdir(tmp_path) == ["m.kb"]
+
+
 def test_a_replaced_file_keeps_its_mode_and_a_new_one_gets_the_umask(tmp_path):
     from kilobit.core import outfile
     old = tmp_path / "old"

@@ -281,7 +281,9 @@ def _report(res, sd, quick, seconds):
             "prediction) is checked against the host integer model. firmware_c's AVR paths "
             "(issue 22): the projection as for Bonsai, and the distances through "
             "D = Q + 2^e (C_j - P . Bq_j) (kb_protonn.h): one multiply-add a prototype weight, "
-            "the C_j a table the firmware header derives from the model file." % QUICK_UNO_INPUTS)
+            "the C_j a table the firmware header derives from the model file; with more "
+            "than one score, the labels four at a time in registers over the list of the "
+            "prototypes whose kernel value is not 0 (kb_protonn_avr_labels)." % QUICK_UNO_INPUTS)
         add("")
         add("| model | bytes int8 | weights | int8 accuracy | inputs | cycles mean | cycles max | "
             "ms mean | ms max | cycles a weight | flash | RAM static | stack | RAM total | "

@@ -7,8 +7,11 @@ help text that shows its default (HelpFormatter); the lists of data sets and run
 are made from the tables the code reads (kilobit.data.DATASETS, kilobit.runtimes.catalog).
 """
 import argparse
+import contextlib
 import os
+import signal
 import sys
+import threading
 
 from kilobit.cli import golden as golden_cli
 from kilobit.core import options, outfile
@@ -299,6 +302,29 @@ def cli_boards_commands():
                 **cli_data.COMMANDS)
 
 
+class Terminated(BaseException):
+    """SIGTERM (kill, a CI's timeout) arrived: raised where the program was, so that whatever
+    it was writing cleans up as for Ctrl-C (kilobit.core.outfile removes its temporary file)."""
+
+
+@contextlib.contextmanager
+def terminate_cleanly():
+    """SIGTERM raises Terminated in the main thread while the block runs (the handler before
+    is put back after)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _raise(signum, frame):
+        raise Terminated()
+
+    before = signal.signal(signal.SIGTERM, _raise)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def main(argv=None):
     try:
         a = build_parser().parse_args(argv)
@@ -307,15 +333,18 @@ def main(argv=None):
             return 2
         raise
     try:
-        check_output(a)
-        return {"train": cmd_train, "eval": cmd_eval, "golden": cmd_golden,
-                "bench": cmd_bench, "stream": cmd_stream, "demo": cmd_demo,
-                **cli_boards_commands()}[a.cmd](a)
+        with terminate_cleanly():
+            check_output(a)
+            return {"train": cmd_train, "eval": cmd_eval, "golden": cmd_golden,
+                    "bench": cmd_bench, "stream": cmd_stream, "demo": cmd_demo,
+                    **cli_boards_commands()}[a.cmd](a)
     except KilobitError as e:
         print("kilobit: error: %s" % e, file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except Terminated:
+        return 128 + signal.SIGTERM
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ import struct
 
 import numpy as np
 
-from kilobit.core import kbfile
+from kilobit.core import kbfile, smat
 from kilobit.models import predictor
 from kilobit.models.bonsai.model import BonsaiInt
 
@@ -28,8 +28,13 @@ def tree_rows(m):
     V_k rows both hold a weight, then per such class its index, its W row and its V row; a row
     is a count byte, then per non-zero weight (u8 2 * column, i8 weight). The same weights as
     the model file's tree, in its order; a class left out has W_k = 0 or V_k = 0, so w = 0 or
-    v = 0, and it adds round(w t) = 0."""
-    if m.wbits != 8:
+    v = 0, and it adds round(w t) = 0.
+
+    None too for a DENSE tree of one score (its file's rows go nearly as fast there, 22.5
+    cycles a weight in kb_smat_avr_dots, and one score costs little: the table would double the
+    tree's flash for a few per cent) and when the table and the payload would not fit
+    TREE_TABLE_ROOM."""
+    if m.wbits != 8 or (m.tree_enc == smat.DENSE and m.L == 1):
         return None
     out, offs = bytearray(), []
 
