@@ -320,6 +320,120 @@ def test_host_replay_bit_exact(models, work, t, tmp_path):
     assert [_fields(line) for line in out.splitlines()] == expect
 
 
+#: the same replay for --target arm, on the emulated RP2040 (tools/pico/floor's start-up and
+#: I/O: the steps come in flash, the replies go out on UART0)
+ARM_REPLAY = r"""
+#include "floor.h"
+#include "model.h"
+
+static char line[FLOOR_LINE_MAX];
+
+static long next_int(floor_input_t *in, const char **s)
+{
+    long v;
+    *s = floor_skip_space(*s);
+    if (!floor_parse_int(s, -1000, 1000, &v))
+        floor_die(3, "bad number", in->step);
+    return v;
+}
+
+int main(void)
+{
+    floor_input_t in;
+    unsigned j;
+    floor_init(&in);
+    model_init();
+    while (floor_next_line(&in, line)) {
+        const char *s = floor_skip_space(line);
+        const char op = *s;
+        long y = 0;
+#if defined(MODEL_KIND_CLASSES)
+        int8_t u[MODEL_DIMS];
+        int16_t p;
+#else
+        uint8_t u[MODEL_DIMS];
+#endif
+        s++;
+        if (op == 'L')
+            y = next_int(&in, &s);
+        (void)y; /* a predictor has no labels */
+        for (j = 0; j < MODEL_DIMS; j++)
+            u[j] = (__typeof__(u[0]))next_int(&in, &s);
+#if defined(MODEL_KIND_LEARNER)
+        {
+            int32_t sc = 0;
+            int8_t mistake = 0;
+            if (op == 'L')
+                mistake = model_learn(u, (uint8_t)y, &sc);
+            else
+                sc = model_score(u);
+            floor_put_long((long)sc);
+            floor_putc(' ');
+            floor_put_long(sc > 0);
+            floor_putc(' ');
+            floor_put_long(mistake);
+            floor_putc(' ');
+            floor_put_long((long)model_count());
+        }
+#elif defined(MODEL_KIND_CLASSES)
+        p = op == 'L' ? model_learn(u, (uint8_t)y) : model_predict(u);
+        floor_put_long(p);
+        floor_putc(' ');
+        floor_put_long((long)model_votes());
+        floor_putc(' ');
+        floor_put_long((long)model_classes());
+        floor_putc(' ');
+        floor_put_long((long)model_anchors());
+#else
+        floor_put_long((long)model_classify(u));
+        for (j = 0; j < MODEL_SCORES; j++) {
+            floor_putc(' ');
+            floor_put_long((long)model_scores()[j]);
+        }
+#endif
+        floor_putc('\n');
+    }
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("t", TYPES)
+def test_arm_replay_bit_exact_on_the_emulated_rp2040(models, work, t, tmp_path):
+    """--target arm run, not only compiled: the header in a bare Cortex-M0+ program
+    (arm-none-eabi-gcc, tools/pico's start-up) on the emulated RP2040 (rp2040js) answers the
+    examples' requests as the host's integer reference does."""
+    from kilobit.runtimes.c import rp2040_floor
+    need(rp2040_floor.missing())
+    pico = os.path.join(REPO, "tools", "pico")
+    d = os.path.join(work, "arm-" + t)
+    os.makedirs(d)
+    text, _ = export.header(models[t], name="model", target="arm")
+    with open(os.path.join(d, "model.h"), "w") as f:
+        f.write(text)
+    with open(os.path.join(d, "replay.c"), "w") as f:
+        f.write(ARM_REPLAY)
+    elf, image = os.path.join(d, "replay.elf"), os.path.join(d, "replay.bin")
+    cpu = ["-mcpu=cortex-m0plus", "-mthumb"]
+    subprocess.run(["arm-none-eabi-gcc"] + cpu + ["-Os", "-std=c99"] + WARN + list(firmware.WARN)
+                   + ["-ffreestanding", "-fno-tree-loop-distribute-patterns",
+                      "-ffunction-sections", "-fdata-sections", "-I" + d, "-I" + pico,
+                      "-I" + os.path.join(pico, "floor"), "-nostdlib", "-T",
+                      os.path.join(pico, "pico.ld"), "-Wl,--gc-sections", "-o", elf,
+                      os.path.join(d, "replay.c"), os.path.join(pico, "floor", "floor.c"),
+                      os.path.join(pico, "startup.c"), os.path.join(pico, "divider.S"), "-lgcc"],
+                   check=True)
+    subprocess.run(["arm-none-eabi-objcopy", "-O", "binary", elf, image], check=True)
+    model = os.path.join(d, "model.kb")
+    with open(model, "wb") as f:
+        f.write(models[t])
+    steps, expect = _golden(models, t, tmp_path, 60)
+    r = subprocess.run(["node", rp2040_floor.RUNNER, "--timeout-s", "300", image, model],
+                       input="\n".join(steps) + "\n", capture_output=True, text=True, timeout=400)
+    assert r.returncode == 0, r.stderr
+    assert [_fields(line) for line in r.stdout.splitlines()] == expect
+
+
 @pytest.mark.parametrize("t", ["rkp", "ckp"])
 def test_learner_sketch_bit_exact_across_a_reset(library, models, work, t, tmp_path):
     """BananaLearner learns a stream; the chip is reset mid-stream and goes on from its last
