@@ -463,6 +463,34 @@ def test_learner_sketch_bit_exact_across_a_reset(library, models, work, t, tmp_p
     assert s.result.stack_bytes < 200
 
 
+@pytest.mark.parametrize("t", ["rkp", "ckp"])
+def test_automatic_checkpoints_across_a_reset(library, models, work, t, tmp_path):
+    """Exported with --checkpoint-every 2: besides BananaLearner's own save every 16 learning
+    steps, every second mistake writes a checkpoint by itself (KB_LEARN_FLAGS). Reset after 40
+    steps, the chip restores the later of the two and goes on bit-exact with the host."""
+    every, first = 2, 40
+    ex = arduino.example(t)
+    folder, _ = arduino.sketch_with_model(
+        os.path.join(arduino.SKETCHES, ex.sketch), models[t], ex.name,
+        os.path.join(work, "auto-" + t), target="avr", embed=False, checkpoint_every=every)
+    elf, _, _ = sketches.build(folder, libraries=os.path.dirname(library))
+    steps, expect = _golden(models, t, tmp_path, 60)
+    assert all(s.startswith("L ") for s in steps[:first])
+    mistakes = [i + 1 for i, row in enumerate(expect[:first]) if row[2]]
+    auto = mistakes[every - 1::every]  # the steps (1-based) whose mistake checkpoints
+    last = max([16, 32] + auto)
+    assert last > 32, "no automatic checkpoint after the sketch's last save: nothing tested"
+    ee = str(tmp_path / "eeprom.bin")
+    with sketches.Session(elf, eeprom=ee) as s:
+        s.readline()
+        got = [_fields(s.request(line)) for line in steps[:first]]
+    assert got == expect[:first]
+    with sketches.Session(elf, eeprom=ee) as s:
+        assert s.readline() == "restored %d" % expect[last - 1][3]
+        got = [_fields(s.request(line)) for line in steps[last:]]
+    assert got == expect[last:]
+
+
 @pytest.mark.parametrize("t", ["bonsai", "protonn"])
 def test_classifier_sketch_bit_exact(library, models, work, t, tmp_path):
     """PendigitsClassifier, features streamed over Serial: class and scores are the host's."""
