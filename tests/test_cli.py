@@ -90,3 +90,11 @@ def test_demo_runs_the_main_job_on_every_runtime(tmp_path, capsys):
     for name in DEMO_RUNTIMES[1:]:
         assert ("%-18s" % name) in out and out.count("bit-exact with host") == len(DEMO_RUNTIMES) - 1
     assert (tmp_path / "demo.kb").exists()
+
+
+def test_bench_quiet_says_only_where_the_page_went(tmp_path, capsys):
+    """`kilobit bench NAME --quiet`: no progress lines, the one line of where the page went."""
+    out = tmp_path / "export.md"
+    assert main(["bench", "export", "--quiet", "-o", str(out)]) == 0
+    assert capsys.readouterr().out == "wrote %s\n" % out
+    assert out.read_text().startswith("# ")

@@ -8,6 +8,7 @@ are made from the tables the code reads (kilobit.data.DATASETS, kilobit.runtimes
 """
 import argparse
 import contextlib
+import io
 import os
 import signal
 import sys
@@ -139,6 +140,8 @@ def build_parser():
     for name, mod in bench_modules():
         b = bsub.add_parser(name, help=mod.HELP)
         mod.add_args(b)
+        b.add_argument("--quiet", action="store_true",
+                       help="no progress lines: only where the page went, and errors")
         # the committed page is the default of a full run only (bench_output)
         page = b.get_default("output")
         b.set_defaults(page=page, output=None)
@@ -240,7 +243,15 @@ def cmd_golden(a):
 
 
 def cmd_bench(a):
-    return dict(bench_modules())[a.name].main(a)
+    mod = dict(bench_modules())[a.name]
+    if not a.quiet:
+        return mod.main(a)
+    # the benchmarks print their progress on stdout; errors go to stderr as always
+    with contextlib.redirect_stdout(io.StringIO()):
+        status = mod.main(a)
+    if status == 0 and a.output:
+        print("wrote %s" % a.output)
+    return status
 
 
 def bench_output(a):
