@@ -367,7 +367,17 @@ kb_protonn_dist_sparse(const kb_protonn_t *m, kb_protonn_cur_t *pc, uint16_t p0,
  * Only k_j = table[D_j >> kshift] is needed (0 from stop on, or the saturated D's entry);
  * with kshift >= e that is (floor(Q / 2^e) + H_j) >> (kshift - e), compared with stop >> e:
  * the same integers as the contract's, a 24-cycle term per weight instead of a subtraction, a
- * square and a rounding shift. A prediction outside these conditions takes the C. */
+ * square and a rounding shift. A prediction outside these conditions takes the C.
+ *
+ * Where a prediction's cycles go (issue 22, kb_sim, the bench models): pendigits-10 (d 10, m 50,
+ * L 10) about 1,700 for the update, 1,000 for P, 800 for Q, 50 x 320 for the prototypes (215 of
+ * them the distance's terms, about 105 C_j, the kernel index, the table and the list) and 9,450
+ * for the labels: 29.7 cycles a stored weight. mnist16-2 (256 features, m 20, one score): 6,400
+ * for the update (19 cycles a row of W whose code is 0, about 70 a frame), 1,000 + 800, 20 x 330:
+ * 32.6 a weight. Not yet tried, by a cycle count: prototypes two at a time over a derived copy of
+ * B, interleaved and offset-binary (MUL without the top-bit flips: 17.5 a term, m x d more
+ * flash), the kernel index's constants as immediates, Q in assembly: about 24.8 a weight for
+ * letter-26, 26-27 for pendigits-10 and mnist16-2. */
 #define KB_PROTONN_AVR 1
 #ifndef KB_PROTONN_BLOCK
 #define KB_PROTONN_BLOCK 32 /* prototypes a pass of kb_protonn_avr_labels: 4 B of stack each */
