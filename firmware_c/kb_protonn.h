@@ -425,9 +425,9 @@ typedef struct {
     uint16_t imul;        /* 8: the index's multiplier, 2^(8 - sh % 8) */
     uint8_t d, ib, istop; /* 10, 11, 12: d, sh / 8, stop >> sh */
     uint8_t L;            /* 13: the scores (DENSE labels, L of them a prototype) */
-    int32_t *scores;      /* 14: for L > 1 (L = 1: the sum is returned) */
+    uint8_t *list;        /* 14: L > 1: where the next (k, labels row) entry goes (L = 1: the
+                           * sum is returned) */
     int16_t ksat;         /* 16: k of a D from stop on (0 unless D saturated below nt) */
-    uint8_t *list;        /* 18: L > 1: where the next (k, labels row) entry goes */
 } kb_protonn_avr_ctx_t;
 typedef char kb_protonn_avr_ctx_layout[(offsetof(kb_protonn_avr_ctx_t, P) == 4 &&
                                         offsetof(kb_protonn_avr_ctx_t, table) == 6 &&
@@ -436,9 +436,8 @@ typedef char kb_protonn_avr_ctx_layout[(offsetof(kb_protonn_avr_ctx_t, P) == 4 &
                                         offsetof(kb_protonn_avr_ctx_t, ib) == 11 &&
                                         offsetof(kb_protonn_avr_ctx_t, istop) == 12 &&
                                         offsetof(kb_protonn_avr_ctx_t, L) == 13 &&
-                                        offsetof(kb_protonn_avr_ctx_t, scores) == 14 &&
-                                        offsetof(kb_protonn_avr_ctx_t, ksat) == 16 &&
-                                        offsetof(kb_protonn_avr_ctx_t, list) == 18)
+                                        offsetof(kb_protonn_avr_ctx_t, list) == 14 &&
+                                        offsetof(kb_protonn_avr_ctx_t, ksat) == 16)
                                            ? 1
                                            : -1];
 
@@ -611,14 +610,14 @@ __asm__(
     "cp r17, r2\n\t"
     "cpc r18, r2\n\t"
     "breq .Lkb_p1_next\n\t"
-    "ldd r26, Y+18\n\t"
-    "ldd r27, Y+19\n\t"
+    "ldd r26, Y+14\n\t"
+    "ldd r27, Y+15\n\t"
     "st X+, r17\n\t"
     "st X+, r18\n\t"
     "st X+, r6\n\t"
     "st X+, r7\n\t"
-    "std Y+18, r26\n\t"
-    "std Y+19, r27\n\t"
+    "std Y+14, r26\n\t"
+    "std Y+15, r27\n\t"
     "rjmp .Lkb_p1_next\n"
     "3:\n\t"
     "movw r22, r12\n\t"
@@ -826,7 +825,7 @@ typedef struct {
     kb_protonn_avr_ctx_t c; /* all but h0 and list */
     uint32_t h0c;           /* h0 less floor(Q / 2^e) */
     uint16_t topmax;        /* the largest |P| no e_r saturates with */
-    uint8_t e, s, bshift;
+    uint8_t e, s;
     uint8_t state;          /* 0 not made yet, 1 made, 2 a model outside the conditions */
 } kb_protonn_avr_const_t;
 
@@ -878,10 +877,8 @@ static __attribute__((noinline)) void kb_protonn_avr_const(kb_protonn_t *m,
     k->c.table = m->table;
     k->c.d = d;
     k->c.L = m->L;
-    k->c.scores = m->scores;
     k->e = e;
     k->s = s;
-    k->bshift = b;
     k->state = 1;
 }
 
