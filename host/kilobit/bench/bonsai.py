@@ -123,12 +123,7 @@ def must_show(res):
                                                                  u["ms_max"]),
                         "error" not in u and u["ms_mean"] <= ms))
     for r in res.values():
-        u = r["uno"]
-        out.append(("%s on the Uno: <= %d cycles per stored non-zero weight (issue 22)"
-                    % (r["label"], uno.PER_WEIGHT_TARGET), u.get("error") or
-                    "%.1f (%.0f cycles, %d weights)" % (u["per_weight"], u["cyc_mean"],
-                                                        u["weights"]),
-                    "error" not in u and u["per_weight"] <= uno.PER_WEIGHT_TARGET))
+        out.append(uno.per_weight_line(r["label"], r["uno"]))
     for r in res.values():
         u = r["uno"]
         out.append(("%s: Uno replies equal the host integer reference" % r["label"],

@@ -24,7 +24,6 @@ at 16 bits (twice the matrix bytes). Reported:
 """
 import time
 
-import numpy as np
 
 from kilobit.bench import must_show_lines, run_lines, uno, write_report
 from kilobit import data
@@ -175,14 +174,8 @@ def must_show(res, sd):
                                                              u["ms_max"]),
                     u["ms_mean"] <= TARGET_MEAN_MS))
     for r in res.values():
-        u = r.get("uno")
-        if u is None:
-            continue
-        out.append(("%s on the Uno: <= %d cycles per stored non-zero weight (issue 22)"
-                    % (r["label"], uno.PER_WEIGHT_TARGET), u.get("error") or
-                    "%.1f (%.0f cycles, %d weights)" % (u["per_weight"], u["cyc_mean"],
-                                                        u["weights"]),
-                    "error" not in u and u["per_weight"] <= uno.PER_WEIGHT_TARGET))
+        if r.get("uno") is not None:
+            out.append(uno.per_weight_line(r["label"], r["uno"]))
     for r in res.values():
         u = r.get("uno")
         if u is None:

@@ -40,3 +40,12 @@ def measure(model_bytes, inputs):
     r["ram"] = r["static"] + r["stack"]
     r["per_weight"] = r["cyc_mean"] / max(r["weights"], 1)
     return r
+
+
+def per_weight_line(label, u):
+    """The must-show line (claim, measured, passed) of issue 22's cycles per stored non-zero
+    weight for the Uno figures u of measure()."""
+    return ("%s on the Uno: <= %d cycles per stored non-zero weight (issue 22)"
+            % (label, PER_WEIGHT_TARGET), u.get("error") or
+            "%.1f (%.0f cycles, %d weights)" % (u["per_weight"], u["cyc_mean"], u["weights"]),
+            "error" not in u and u["per_weight"] <= PER_WEIGHT_TARGET)
