@@ -248,104 +248,59 @@ def _golden(models, t, tmp_path, steps):
                           for row in doc["expect"]]
 
 
-#: the examples' requests and replies on the host: the exported header under gcc
-HOST_REPLAY = r"""
-#include <stdio.h>
+#: the examples' requests and replies, one a line, through the exported header's API: on the
+#: host (stdin, stdout) or, with REPLAY_FLOOR, on the emulated RP2040 (tools/pico/floor's
+#: start-up and I/O: the requests in flash, the replies on UART0)
+REPLAY = r"""
 #include "model.h"
-
-int main(void)
-{
-    char op[4];
-    long v, y = 0;
-    unsigned j;
-    model_init();
-    while (scanf("%3s", op) == 1) {
-#if defined(MODEL_KIND_CLASSES)
-        int8_t u[MODEL_DIMS];
-        int16_t p;
-#else
-        uint8_t u[MODEL_DIMS];
-#endif
-        if (op[0] == 'L' && scanf("%ld", &y) != 1)
-            return 1;
-        for (j = 0; j < MODEL_DIMS; j++) {
-            if (scanf("%ld", &v) != 1)
-                return 1;
-            u[j] = (__typeof__(u[0]))v;
-        }
-#if defined(MODEL_KIND_LEARNER)
-        {
-            int32_t s = 0;
-            int8_t mistake = 0;
-            if (op[0] == 'L')
-                mistake = model_learn(u, (uint8_t)y, &s);
-            else
-                s = model_score(u);
-            printf("%ld %d %d %u\n", (long)s, s > 0, mistake, (unsigned)model_count());
-        }
-#elif defined(MODEL_KIND_CLASSES)
-        p = op[0] == 'L' ? model_learn(u, (uint8_t)y) : model_predict(u);
-        printf("%d %u %u %u\n", p, (unsigned)model_votes(), (unsigned)model_classes(),
-               (unsigned)model_anchors());
-#else
-        printf("%lu", (unsigned long)model_classify(u));
-        for (j = 0; j < MODEL_SCORES; j++)
-            printf(" %ld", (long)model_scores()[j]);
-        printf("\n");
-#endif
-    }
-    return 0;
-}
-"""
-
-
-@pytest.mark.parametrize("t", TYPES)
-def test_host_replay_bit_exact(models, work, t, tmp_path):
-    """The header that goes to the AVR, compiled by the host's gcc: its API answers the
-    examples' requests as the host's integer reference does."""
-    need(None if shutil.which("gcc") else "gcc")
-    d = os.path.join(work, "host-" + t)
-    os.makedirs(d)
-    text, _ = export.header(models[t], name="model", target="host")
-    with open(os.path.join(d, "model.h"), "w") as f:
-        f.write(text)
-    with open(os.path.join(d, "replay.c"), "w") as f:
-        f.write(HOST_REPLAY)
-    exe = os.path.join(d, "replay")
-    subprocess.run(["gcc", "-std=gnu99", "-O2"] + WARN + ["-o", exe, os.path.join(d, "replay.c")],
-                   check=True)
-    steps, expect = _golden(models, t, tmp_path, 60)
-    out = subprocess.run([exe], input="\n".join(steps) + "\n", capture_output=True,
-                         text=True, check=True).stdout
-    assert [_fields(line) for line in out.splitlines()] == expect
-
-
-#: the same replay for --target arm, on the emulated RP2040 (tools/pico/floor's start-up and
-#: I/O: the steps come in flash, the replies go out on UART0)
-ARM_REPLAY = r"""
+#ifdef REPLAY_FLOOR
 #include "floor.h"
-#include "model.h"
+static floor_input_t in;
+#define LINE_MAX_ FLOOR_LINE_MAX
+#define READ_LINE(buf) floor_next_line(&in, buf)
+#define PUT_LONG(v) floor_put_long((long)(v))
+#define PUT_CHAR(c) floor_putc(c)
+#define FAIL() floor_die(3, "bad number", in.step)
+#else
+#include <stdio.h>
+#include <stdlib.h>
+#define LINE_MAX_ 16384
+#define READ_LINE(buf) (fgets(buf, LINE_MAX_, stdin) != NULL)
+#define PUT_LONG(v) printf("%ld", (long)(v))
+#define PUT_CHAR(c) putchar(c)
+#define FAIL() exit(1)
+#endif
 
-static char line[FLOOR_LINE_MAX];
+static char line[LINE_MAX_];
 
-static long next_int(floor_input_t *in, const char **s)
+static long next_int(const char **s)
 {
-    long v;
-    *s = floor_skip_space(*s);
-    if (!floor_parse_int(s, -1000, 1000, &v))
-        floor_die(3, "bad number", in->step);
-    return v;
+    const char *p = *s;
+    long v = 0;
+    int neg;
+    while (*p == ' ')
+        p++;
+    neg = *p == '-';
+    if (neg)
+        p++;
+    if (*p < '0' || *p > '9')
+        FAIL();
+    while (*p >= '0' && *p <= '9')
+        v = 10 * v + (*p++ - '0');
+    *s = p;
+    return neg ? -v : v;
 }
 
 int main(void)
 {
-    floor_input_t in;
     unsigned j;
+#ifdef REPLAY_FLOOR
     floor_init(&in);
+#endif
     model_init();
-    while (floor_next_line(&in, line)) {
-        const char *s = floor_skip_space(line);
-        const char op = *s;
+    while (READ_LINE(line)) {
+        const char *s = line;
+        char op;
         long y = 0;
 #if defined(MODEL_KIND_CLASSES)
         int8_t u[MODEL_DIMS];
@@ -353,12 +308,14 @@ int main(void)
 #else
         uint8_t u[MODEL_DIMS];
 #endif
-        s++;
+        while (*s == ' ')
+            s++;
+        op = *s++;
         if (op == 'L')
-            y = next_int(&in, &s);
+            y = next_int(&s);
         (void)y; /* a predictor has no labels */
         for (j = 0; j < MODEL_DIMS; j++)
-            u[j] = (__typeof__(u[0]))next_int(&in, &s);
+            u[j] = (__typeof__(u[0]))next_int(&s);
 #if defined(MODEL_KIND_LEARNER)
         {
             int32_t sc = 0;
@@ -367,35 +324,62 @@ int main(void)
                 mistake = model_learn(u, (uint8_t)y, &sc);
             else
                 sc = model_score(u);
-            floor_put_long((long)sc);
-            floor_putc(' ');
-            floor_put_long(sc > 0);
-            floor_putc(' ');
-            floor_put_long(mistake);
-            floor_putc(' ');
-            floor_put_long((long)model_count());
+            PUT_LONG(sc);
+            PUT_CHAR(' ');
+            PUT_LONG(sc > 0);
+            PUT_CHAR(' ');
+            PUT_LONG(mistake);
+            PUT_CHAR(' ');
+            PUT_LONG(model_count());
         }
 #elif defined(MODEL_KIND_CLASSES)
         p = op == 'L' ? model_learn(u, (uint8_t)y) : model_predict(u);
-        floor_put_long(p);
-        floor_putc(' ');
-        floor_put_long((long)model_votes());
-        floor_putc(' ');
-        floor_put_long((long)model_classes());
-        floor_putc(' ');
-        floor_put_long((long)model_anchors());
+        PUT_LONG(p);
+        PUT_CHAR(' ');
+        PUT_LONG(model_votes());
+        PUT_CHAR(' ');
+        PUT_LONG(model_classes());
+        PUT_CHAR(' ');
+        PUT_LONG(model_anchors());
 #else
-        floor_put_long((long)model_classify(u));
+        PUT_LONG(model_classify(u));
         for (j = 0; j < MODEL_SCORES; j++) {
-            floor_putc(' ');
-            floor_put_long((long)model_scores()[j]);
+            PUT_CHAR(' ');
+            PUT_LONG(model_scores()[j]);
         }
 #endif
-        floor_putc('\n');
+        PUT_CHAR('\n');
     }
     return 0;
 }
 """
+
+
+def _replay_source(models, work, t, target):
+    """A folder holding model t exported for `target` (model.h) and the REPLAY program."""
+    d = os.path.join(work, target + "-" + t)
+    os.makedirs(d)
+    text, _ = export.header(models[t], name="model", target=target)
+    with open(os.path.join(d, "model.h"), "w") as f:
+        f.write(text)
+    with open(os.path.join(d, "replay.c"), "w") as f:
+        f.write(REPLAY)
+    return d
+
+
+@pytest.mark.parametrize("t", TYPES)
+def test_host_replay_bit_exact(models, work, t, tmp_path):
+    """The header that goes to the AVR, compiled by the host's gcc: its API answers the
+    examples' requests as the host's integer reference does."""
+    need(None if shutil.which("gcc") else "gcc")
+    d = _replay_source(models, work, t, "host")
+    exe = os.path.join(d, "replay")
+    subprocess.run(["gcc", "-std=gnu99", "-O2"] + WARN + ["-o", exe, os.path.join(d, "replay.c")],
+                   check=True)
+    steps, expect = _golden(models, t, tmp_path, 60)
+    out = subprocess.run([exe], input="\n".join(steps) + "\n", capture_output=True,
+                         text=True, check=True).stdout
+    assert [_fields(line) for line in out.splitlines()] == expect
 
 
 @pytest.mark.parametrize("t", TYPES)
@@ -406,16 +390,11 @@ def test_arm_replay_bit_exact_on_the_emulated_rp2040(models, work, t, tmp_path):
     from kilobit.runtimes.c import rp2040_floor
     need(rp2040_floor.missing())
     pico = os.path.join(REPO, "tools", "pico")
-    d = os.path.join(work, "arm-" + t)
-    os.makedirs(d)
-    text, _ = export.header(models[t], name="model", target="arm")
-    with open(os.path.join(d, "model.h"), "w") as f:
-        f.write(text)
-    with open(os.path.join(d, "replay.c"), "w") as f:
-        f.write(ARM_REPLAY)
+    d = _replay_source(models, work, t, "arm")
     elf, image = os.path.join(d, "replay.elf"), os.path.join(d, "replay.bin")
     cpu = ["-mcpu=cortex-m0plus", "-mthumb"]
-    subprocess.run(["arm-none-eabi-gcc"] + cpu + ["-Os", "-std=c99"] + WARN + list(firmware.WARN)
+    subprocess.run(["arm-none-eabi-gcc"] + cpu + ["-Os", "-std=c99", "-DREPLAY_FLOOR"] + WARN
+                   + list(firmware.WARN)
                    + ["-ffreestanding", "-fno-tree-loop-distribute-patterns",
                       "-ffunction-sections", "-fdata-sections", "-I" + d, "-I" + pico,
                       "-I" + os.path.join(pico, "floor"), "-nostdlib", "-T",
