@@ -661,35 +661,6 @@ static kb_score_t kb_rkp_score_2pass(const kb_rkp_t *m, const uint8_t *u, kb_dis
 }
 #endif /* KB_RKP_HAVE_2PASS */
 
-/* Eq. 10 relative to the nearest ring; then, only while the sum is exactly 0, the same over the
- * support vectors beyond that ring (contract 3.3's tie-break: a ring that cancels here cancels in
- * the exact float sum too, so the farther vectors decide). */
-static inline kb_score_t kb_rkp_score(const kb_rkp_t *m, const uint8_t *u)
-{
-    kb_dist_t floor = 0, ring = 0;
-    kb_score_t s;
-
-    if (m->count == 0)
-        return 0;
-    for (;;) {
-#if defined(KB_RKP_HAVE_ACC) && defined(KB_RKP_HAVE_2PASS)
-        if (KB_RKP_NTAB(m) <= KB_RKP_ACC_LOG2)
-            s = kb_rkp_score_acc(m, u, floor, &ring);
-        else
-            s = kb_rkp_score_2pass(m, u, floor, &ring);
-#elif defined(KB_RKP_HAVE_ACC)
-        s = kb_rkp_score_acc(m, u, floor, &ring);
-#else
-        s = kb_rkp_score_2pass(m, u, floor, &ring);
-#endif
-        /* done on a decision, when nothing lay at or beyond floor (ring unchanged, < floor),
-         * or when ring is the largest distance the type holds (nothing can be farther) */
-        if (s != 0 || ring < floor || ring == (kb_dist_t)~(kb_dist_t)0)
-            return s;
-        floor = (kb_dist_t)(ring + 1u);
-    }
-}
-
 #else /* KB_FAST32 */
 
 /* ---- the 32-bit path (KB_FAST32, kb_kernel.h): the same score, decoded word-wise ----
@@ -915,7 +886,11 @@ static kb_score_t kb_rkp_score_2pass(const kb_rkp_t *m, const uint8_t *u, kb_dis
 }
 #endif /* KB_RKP_HAVE_2PASS */
 
-/* Eq. 10 relative to the nearest ring, then the tie-break's farther rings (as above). */
+#endif /* KB_FAST32 */
+
+/* Eq. 10 relative to the nearest ring; then, only while the sum is exactly 0, the same over the
+ * support vectors beyond that ring (contract 3.3's tie-break: a ring that cancels here cancels in
+ * the exact float sum too, so the farther vectors decide). */
 static inline kb_score_t kb_rkp_score(const kb_rkp_t *m, const uint8_t *u)
 {
     kb_dist_t floor = 0, ring = 0;
@@ -934,13 +909,13 @@ static inline kb_score_t kb_rkp_score(const kb_rkp_t *m, const uint8_t *u)
 #else
         s = kb_rkp_score_2pass(m, u, floor, &ring);
 #endif
+        /* done on a decision, when nothing lay at or beyond floor (ring unchanged, < floor),
+         * or when ring is the largest distance the type holds (nothing can be farther) */
         if (s != 0 || ring < floor || ring == (kb_dist_t)~(kb_dist_t)0)
             return s;
         floor = (kb_dist_t)(ring + 1u);
     }
 }
-
-#endif /* KB_FAST32 */
 
 /* 1 for the positive class; a tie (s == 0) predicts the negative class. */
 static inline uint8_t kb_rkp_predict(const kb_rkp_t *m, const uint8_t *u)
