@@ -17,12 +17,17 @@ def header(model_bytes, frames=True):
                             frames, avr_tables=avr_tables)
 
 
+def _has_csum(m):
+    """The Uno's distances through C_j need DENSE int8 prototypes and bshift >= 1."""
+    return m.wbits == 8 and m.proto_enc == smat.DENSE and m.bshift >= 1
+
+
 def avr_tables(m):
     """The Uno's derived table of a model with DENSE int8 prototypes and bshift >= 1
     (firmware_c/kb_protonn.h, KB_PROTONN_CSUM): per prototype j the constant
     C_j = 2^(bshift-1) sum_r Bq[j][r]^2 of D_j = Q + 2^e (C_j - sum_r P_r Bq[j][r]), int32
     little-endian, so that a distance costs one multiply-add a weight."""
-    if m.wbits != 8 or m.proto_enc != smat.DENSE or m.bshift < 1:
+    if not _has_csum(m):
         return []
     c = ((m.protos.astype(np.int64) ** 2).sum(axis=1) << (m.bshift - 1)).astype("<i4")
     return ["/* per prototype 2^(bshift-1) sum |Bq|^2 (kb_protonn.h, KB_PROTONN_CSUM) */",
@@ -33,7 +38,7 @@ def avr_tables(m):
 
 def derived_bytes(m):
     """Flash bytes of avr_tables(m)."""
-    return 4 * m.m if avr_tables(m) else 0
+    return 4 * m.m if _has_csum(m) else 0
 
 
 def reply_row(m, p):
