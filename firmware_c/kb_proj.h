@@ -24,8 +24,8 @@
 #endif
 
 /* KB_PROJ_AVR: the Uno's build (KB_SMAT_AVR, kb_smat.h). The updates then run in assembly
- * (kb_proj_avr_block10, kb_proj_avr_block7 for a DENSE matrix, kb_proj_avr_walk over the row
- * records KB_PROJ_ROWS for a SPARSE one) and acc[r] holds the sum in a split form that costs
+ * (kb_proj_avr_block10, kb_proj_avr_block7 for a DENSE matrix, kb_proj_avr_scan through the row
+ * table KB_PROJ_ROWS for a SPARSE one) and acc[r] holds the sum in a split form that costs
  * one 16-bit add a product: its low half L (bytes 0-1) and high half H (bytes 2-3) mean
  * H * 65536 + (int16_t)L. A product w * c (|w| <= 127, c <= 255) fits int16; it is added to L
  * alone, and when that add overflows int16 (rarely) H moves by +-1, which keeps the value
@@ -77,20 +77,12 @@ static inline void kb_proj_seek(kb_proj_t *p, uint16_t col)
 }
 
 #if KB_PROJ_AVR && defined(KB_PROJ_ROWS)
-/* KB_PROJ_ROWS: the SPARSE matrix of the one model this translation unit runs, as the Uno walks
+/* KB_PROJ_ROWS: the SPARSE matrix of the one model this translation unit runs, as the Uno reads
  * it (the firmware header makes it from the same model file: kilobit.models.predictor.
- * proj_rows): a record per row holding weights (a row step of 0..254, a count, then per weight
- * 4 * its column and the weight), records of count 0 across longer gaps and at row dims, the
- * end. The cursor is then p->i, the index of the pending record's count, and p->row, its row. */
+ * proj_rows): per row a flash pointer to its record (a count, then per weight 4 * its column and
+ * the weight; a row without weights points to a shared count of 0), so the update reads a row
+ * only when its code is not 0 and keeps no cursor between frames. */
 #define KB_PROJ_USE_ROWS 1
-
-/* The record after the one whose count is at index i (row: its row). */
-static inline void kb_proj_rows_next(kb_proj_t *p, uint16_t i, uint16_t row)
-{
-    i = (uint16_t)(i + 1u + 2u * KB_FLASH_BYTE(KB_PROJ_ROWS + i)); /* its step */
-    p->row = (uint16_t)(row + KB_FLASH_BYTE(KB_PROJ_ROWS + i));
-    p->i = (uint16_t)(i + 1u);
-}
 #else
 #define KB_PROJ_USE_ROWS 0
 #endif
@@ -105,14 +97,10 @@ static inline void kb_proj_reset(kb_proj_t *p)
     p->row = 0;
     p->col = 0;
     p->i = 0;
-    if (p->enc == KB_SMAT_SPARSE) {
-#if KB_PROJ_USE_ROWS
-        p->row = KB_FLASH_BYTE(KB_PROJ_ROWS); /* the first record's step, from row 0 */
-        p->i = 1;
-#else
+#if !KB_PROJ_USE_ROWS /* the row table needs no cursor */
+    if (p->enc == KB_SMAT_SPARSE)
         kb_proj_seek(p, 0);
 #endif
-    }
 }
 
 /* Parse the section at s[0 .. len); 1 on success (then *used = its size), 0 when it is cut
@@ -154,7 +142,7 @@ static inline int kb_proj_init(kb_proj_t *p, const uint8_t *s, uint32_t len, uin
 
 #if KB_PROJ_AVR
 /* acc += prod in the split form (KB_PROJ_AVR): the C of a sparse matrix without the firmware's
- * row records (KB_PROJ_ROWS), which the Uno's firmware always has. */
+ * row table (KB_PROJ_ROWS: past kilobit.models.predictor.ROWS_ROOM the header leaves it out). */
 static inline void kb_proj_split_add(int32_t *acc, int16_t prod)
 {
     int32_t v = *acc;
@@ -754,82 +742,105 @@ static __attribute__((noinline)) void kb_proj_avr_dense(kb_proj_t *p, uint16_t s
 }
 
 #if KB_PROJ_USE_ROWS
-/* kb_proj_avr_walk(acc, zp, cp, cend): the walk over the KB_PROJ_ROWS records from the pending
- * one (its count at zp in flash, its row's code at cp) while its row's code is before cend:
- * acc[column] += w * code in the split form (KB_PROJ_AVR). Returns the pending record after the
- * run: its code pointer in the high half, its count's address in the low half. 19 cycles a
- * record whose code is 0 (its weights skipped whole), 19 plus 25 a weight for one with a code.
- * Assembly (the code pointer in Y, a zero register of its own) as a weak symbol in its own
- * section, as kb_proj_avr_block7. */
+/* kb_proj_avr_scan(acc, base, c, n): acc[column] += w * code in the split form (KB_PROJ_AVR) for
+ * every stored weight of the rows whose codes c[0..n-1] (n >= 1) are not 0, the row of c[i]'s
+ * pointer at flash address base + 2 * (c + i + 1) (modulo 2^16: kb_proj_update_run makes base).
+ * A code of 0 costs 4 cycles (LD and a CPSE over the call, four to a loop turn, the first turn
+ * entered part-way for n % 4); any other code about 24 and 25 a weight of its row. Assembly (the
+ * codes in Y, a zero register of its own) as a weak symbol in its own section, as
+ * kb_proj_avr_block7. */
 #ifdef __cplusplus
 extern "C" {
 #endif
-uint32_t kb_proj_avr_walk(int32_t *acc, const uint8_t *zp, const uint8_t *cp,
-                          const uint8_t *cend);
+void kb_proj_avr_scan(int32_t *acc, uint16_t base, const uint8_t *c, uint8_t n);
 #ifdef __cplusplus
 }
 #endif
 __asm__(
-    ".pushsection .text.kb_proj_avr_walk,\"ax\",@progbits\n\t"
-    ".weak kb_proj_avr_walk\n\t"
-    ".type kb_proj_avr_walk, @function\n"
-    "kb_proj_avr_walk:\n\t"
+    ".pushsection .text.kb_proj_avr_scan,\"ax\",@progbits\n\t"
+    ".weak kb_proj_avr_scan\n\t"
+    ".type kb_proj_avr_scan, @function\n"
+    "kb_proj_avr_scan:\n\t"
     "push r15\n\t"
     "push r16\n\t"
     "push r17\n\t"
     "push r28\n\t"
     "push r29\n\t"
     "clr r15\n\t"
-    "movw r30, r22\n\t" /* Z: the pending record's count */
-    "movw r28, r20\n"   /* Y: its row's code */
-    ".Lkb_w_rec:\n\t"
-    "ld r20, Y\n\t"
-    "lpm r22, Z+\n\t"
-    "tst r20\n\t"
-    "brne .Lkb_w_mac\n\t"
-    "lsl r22\n\t" /* code 0: skip the record's weights */
-    "add r30, r22\n\t"
-    "adc r31, r15\n"
-    ".Lkb_w_step:\n\t"
-    "lpm r23, Z+\n\t"
-    "add r28, r23\n\t"
-    "adc r29, r15\n\t"
-    "cp r28, r18\n\t"
-    "cpc r29, r19\n\t"
-    "brlo .Lkb_w_rec\n\t"
-    "movw r22, r30\n\t"
-    "movw r24, r28\n\t"
+    "movw r28, r20\n\t" /* Y: the codes */
+    "mov r30, r18\n\t"  /* turns: n / 4, one more entered at step 4 - n % 4 */
+    "andi r30, 3\n\t"
+    "lsr r18\n\t"
+    "lsr r18\n\t"
+    "tst r30\n\t"
+    "breq 1f\n\t"
+    "inc r18\n\t"
+    "neg r30\n\t"
+    "subi r30, -4\n"
+    "1:\n\t"
+    "mov r31, r30\n\t" /* 3 words a step */
+    "lsl r30\n\t"
+    "add r30, r31\n\t"
+    "ldi r31, 0\n\t"
+    "subi r30, lo8(-(pm(.Lkb_s_turn)))\n\t"
+    "sbci r31, hi8(-(pm(.Lkb_s_turn)))\n\t"
+    "ijmp\n"
+    ".Lkb_s_turn:\n\t"
+    "ld r20, Y+\n\t"
+    "cpse r20, r15\n\t"
+    "rcall .Lkb_s_row\n\t"
+    "ld r20, Y+\n\t"
+    "cpse r20, r15\n\t"
+    "rcall .Lkb_s_row\n\t"
+    "ld r20, Y+\n\t"
+    "cpse r20, r15\n\t"
+    "rcall .Lkb_s_row\n\t"
+    "ld r20, Y+\n\t"
+    "cpse r20, r15\n\t"
+    "rcall .Lkb_s_row\n\t"
+    "dec r18\n\t"
+    "brne .Lkb_s_turn\n\t"
+    "clr r1\n\t"
     "pop r29\n\t"
     "pop r28\n\t"
     "pop r17\n\t"
     "pop r16\n\t"
     "pop r15\n\t"
     "ret\n"
-    ".Lkb_w_mac:\n\t"
-    "tst r22\n\t" /* a record of count 0 (a long gap, the end) */
-    "breq .Lkb_w_step\n"
-    ".Lkb_w_m1:\n\t"
-    "lpm r23, Z+\n\t" /* 4 * column */
-    "lpm r21, Z+\n\t" /* the weight */
+    ".Lkb_s_row:\n\t" /* code r20 of the row whose pointer is at base + 2 Y */
+    "movw r30, r28\n\t"
+    "add r30, r30\n\t"
+    "adc r31, r31\n\t"
+    "add r30, r22\n\t"
+    "adc r31, r23\n\t"
+    "lpm r21, Z+\n\t"
+    "lpm r31, Z\n\t"
+    "mov r30, r21\n\t"
+    "lpm r21, Z+\n\t" /* the row's weights */
+    "tst r21\n\t"
+    "breq 3f\n"
+    "2:\n\t"
+    "lpm r17, Z+\n\t" /* 4 * column */
+    "lpm r19, Z+\n\t" /* the weight */
     "movw r26, r24\n\t"
-    "add r26, r23\n\t"
+    "add r26, r17\n\t"
     "adc r27, r15\n\t"
-    "mulsu r21, r20\n\t"
+    "mulsu r19, r20\n\t"
     "ld r16, X+\n\t"
     "ld r17, X\n\t"
     "add r16, r0\n\t"
     "adc r17, r1\n\t"
     "st X, r17\n\t"
     "st -X, r16\n\t"
-    "brvs .Lkb_w_ov\n"
-    ".Lkb_w_m2:\n\t"
-    "dec r22\n\t"
-    "brne .Lkb_w_m1\n\t"
-    "clr r1\n\t"
-    "rjmp .Lkb_w_step\n"
+    "brvs 4f\n"
+    "5:\n\t"
+    "dec r21\n\t"
+    "brne 2b\n"
+    "3:\n\t"
+    "ret\n"
     /* L overflowed int16: a positive overflow (N = 1) moves H up one, else down */
-    ".Lkb_w_ov:\n\t"
-    "brmi .Lkb_w_up\n\t"
+    "4:\n\t"
+    "brmi 6f\n\t"
     "adiw r26, 2\n\t"
     "ld r16, X+\n\t"
     "ld r17, X\n\t"
@@ -837,8 +848,8 @@ __asm__(
     "sbci r17, 0\n\t"
     "st X, r17\n\t"
     "st -X, r16\n\t"
-    "rjmp .Lkb_w_m2\n"
-    ".Lkb_w_up:\n\t"
+    "rjmp 5b\n"
+    "6:\n\t"
     "adiw r26, 2\n\t"
     "ld r16, X+\n\t"
     "ld r17, X\n\t"
@@ -846,39 +857,16 @@ __asm__(
     "sbci r17, 0xFF\n\t"
     "st X, r17\n\t"
     "st -X, r16\n\t"
-    "rjmp .Lkb_w_m2\n\t"
-    ".size kb_proj_avr_walk, .-kb_proj_avr_walk\n\t"
+    "rjmp 5b\n\t"
+    ".size kb_proj_avr_scan, .-kb_proj_avr_scan\n\t"
     ".popsection");
-
-/* acc[r] += w * c for the rows start .. start+n-1 (codes c[0..n-1], checked; p->next already
- * start + n) through the KB_PROJ_ROWS records (kb_proj_avr_walk); rows without weights cost
- * nothing. */
-static __attribute__((noinline)) void kb_proj_avr_rows(kb_proj_t *p, uint16_t start,
-                                                       const uint8_t *c, uint8_t n)
-{
-    uint16_t row = p->row;
-    uint32_t r;
-    if (row >= p->next)
-        return;
-    if (row < start) {
-        do /* features never sent have code 0: skip their records (rare) */
-            kb_proj_rows_next(p, p->i, p->row);
-        while (p->row < start);
-        row = p->row;
-        if (row >= p->next)
-            return;
-    }
-    r = kb_proj_avr_walk(p->acc, KB_PROJ_ROWS + p->i, c + (uint16_t)(row - start), c + n);
-    p->i = (uint16_t)((uint16_t)r - (uint16_t)KB_PROJ_ROWS);
-    p->row = (uint16_t)(start + (uint16_t)((uint16_t)(r >> 16) - (uint16_t)c));
-}
 #endif /* KB_PROJ_USE_ROWS */
 
 #endif /* KB_PROJ_AVR */
 
 /* kb_proj_update_run in C: one walk of the cursor over the run's stored weights, with the
  * cursor in registers and zero codes skipped; int8 weights multiply 8x8 -> 16 bits. */
-#if !KB_PROJ_USE_ROWS /* the Uno's firmware walks a SPARSE matrix by its records */
+#if !KB_PROJ_USE_ROWS /* the Uno's firmware reads a SPARSE matrix through its row table */
 static
 #if KB_PROJ_AVR
     __attribute__((noinline)) /* the Uno's path does not pay for its registers */
@@ -975,7 +963,11 @@ static KB_PROJ_HOT void kb_proj_update_run(kb_proj_t *p, uint16_t start, const u
     }
 #if KB_PROJ_USE_ROWS
     p->next = (uint16_t)(start + n);
-    kb_proj_avr_rows(p, start, c, n);
+    /* the pointer of row start + i at KB_PROJ_ROWS + 2 (start + i) = base + 2 (c + i + 1) */
+    kb_proj_avr_scan(p->acc,
+                     (uint16_t)((uint16_t)(uintptr_t)KB_PROJ_ROWS + 2u * start -
+                                2u * (uint16_t)(uintptr_t)c - 2u),
+                     c, n);
 #else
     kb_proj_run_c(p, start, c, n);
 #endif

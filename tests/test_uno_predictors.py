@@ -1,5 +1,5 @@
 """The Uno's predictor paths (issue 22): firmware_c's AVR assembly for Bonsai and ProtoNN
-(KB_SMAT_AVR: the split accumulators of the projection, its register blocks and row records,
+(KB_SMAT_AVR: the split accumulators of the projection, its register blocks and row table,
 the dot products of the tree, ProtoNN's distances through D = Q + H 2^e) answers every input
 bit for bit as the host's integer reference, on the simulated ATmega328P.
 
@@ -46,12 +46,24 @@ def same_as_host(fw, m, inputs):
     (64, 10, 2, 2, D, D),     # one block of ten accumulators in registers
     (20, 16, 2, 5, D, S),     # blocks of seven and a narrow one; a sparse tree, five scores
     (30, 3, 1, 2, D, D),      # a block entered part way
-    (700, 2, 1, 2, S, S),     # row records across gaps of more than 254 rows
+    (700, 2, 1, 2, S, S),     # a sparse projection read through the row table
     (300, 6, 2, 3, S, D),
 ])
 def test_random_bonsai_on_the_uno(uno, dims, proj, depth, classes, zenc, tenc):
     m = random_bonsai(dims, proj, depth, classes, 8, 8, zenc, tenc, seed=dims + proj)
     same_as_host(uno, m, golden_inputs(dims, 8, 12, seed=proj))
+
+
+def test_a_sparse_projection_without_its_row_table(uno, monkeypatch):
+    """Past ROWS_ROOM the header leaves the row table out and the Uno walks the model file's
+    SPARSE matrix in C, in the same split form."""
+    from kilobit.models import predictor
+    m = random_bonsai(300, 6, 2, 3, 8, 8, S, D, seed=306)
+    assert predictor.proj_rows(m.pj) is not None
+    monkeypatch.setattr(predictor, "ROWS_ROOM", 0)
+    assert predictor.proj_rows(m.pj) is None
+    assert "KB_PROJ_ROWS" not in predictor.header("bonsai", 3, type(m), m.to_bytes())
+    same_as_host(uno, m, golden_inputs(300, 8, 12, seed=6))
 
 
 @pytest.mark.parametrize("dims,d,m,classes,multilabel,zenc,penc,lenc", [

@@ -275,7 +275,7 @@ def _derived_bytes(model_bytes):
     from kilobit.models import registry
     spec = registry.of_file(model_bytes)
     m, _ = spec.load(model_bytes)
-    return len(predictor.proj_rows(m.pj) or b"") + spec.firmware.derived_bytes(m)
+    return predictor.proj_rows_bytes(m.pj, len(m.payload()) - 1) + spec.firmware.derived_bytes(m)
 
 
 def kilobit_rows(key, name, quick, progress=print):

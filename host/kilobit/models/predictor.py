@@ -53,12 +53,15 @@ def header(name, type_id, int_class, model_bytes, frames=True, avr_tables=None):
         "static const uint8_t kb_fw_payload[KB_FW_PAYLOAD_LEN] KB_FW_PROGMEM = {%s};" % body,
     ]
     avr = []
-    rows = proj_rows(m.pj)
+    rows = proj_rows(m.pj, len(pl))
     if rows is not None:
-        avr += ["/* the projection's stored weights as the Uno walks them (kb_proj.h, "
-                "KB_PROJ_ROWS) */",
-                "static const uint8_t kb_fw_proj_rows[%d] KB_FW_PROGMEM = {%s};"
-                % (len(rows), ",".join(str(b) for b in rows)),
+        rec, offs = rows
+        avr += ["/* the projection's stored weights as the Uno reads them (kb_proj.h, "
+                "KB_PROJ_ROWS): each row's record, and where it starts */",
+                "static const uint8_t kb_fw_proj_rec[%d] KB_FW_PROGMEM = {%s};"
+                % (len(rec), ",".join(str(b) for b in rec)),
+                "static const uint8_t *const kb_fw_proj_rows[%d] KB_FW_PROGMEM = {%s};"
+                % (len(offs), ",".join("kb_fw_proj_rec+%d" % o for o in offs)),
                 "#define KB_PROJ_ROWS kb_fw_proj_rows"]
     if avr_tables is not None:
         avr += avr_tables(m)
@@ -68,42 +71,48 @@ def header(name, type_id, int_class, model_bytes, frames=True, avr_tables=None):
     return "\n".join(lines) + "\n"
 
 
-def proj_rows(pj):
-    """The SPARSE int8 projection of a model as the Uno's firmware walks it (firmware_c/kb_proj.h,
-    KB_PROJ_ROWS), or None for another matrix: the same weights as the model file's matrix, laid
-    out so that a row whose feature has code 0 is skipped whole and a weight names its
-    accumulator directly. One record per row holding weights, in row order:
+#: the most flash (bytes) the payload and the row table may take together: past it the Uno's
+#: firmware walks the model file's SPARSE matrix in C instead (slower, no table)
+ROWS_ROOM = 24 * 1024
 
-        u8 step   rows on from the previous record's row (the first: from row 0), 0..254
+
+def proj_rows(pj, payload_len=0):
+    """The SPARSE int8 projection of a model as the Uno's firmware reads it (firmware_c/kb_proj.h,
+    KB_PROJ_ROWS), or None for another matrix or when the table would not leave room
+    (ROWS_ROOM): the same weights as the model file's matrix, laid out so that a feature whose
+    code is 0 costs one test and a weight names its accumulator directly. Returns (records,
+    offsets): per row holding weights a record
+
         u8 count  the row's weights
         count x (u8 4*column, i8 weight)
 
-    A gap of more than 254 rows gets records of count 0 on the way, and the last record (count
-    0) is at row `dims`, past every feature: a walk stops at the first record beyond its run of
-    features, so it never reads past the table. The firmware keeps the model file's payload as
-    it is (its CRC is what the chip reports); this table is derived flash, made here from the
-    same file."""
+    records[0] is a count of 0 that every row without weights shares, and offsets[j] is where
+    row j's record starts (the firmware keeps them as flash pointers, 2 bytes a row: a non-zero
+    code finds its row in constant time). The firmware keeps the model file's payload as it is
+    (its CRC is what the chip reports); this table is derived flash, made here from the same
+    file."""
     if pj.enc != smat.SPARSE or pj.wbits != 8:
         return None
-    out = bytearray()
-    prev = 0
-
-    def record(row, cols):
-        nonlocal prev
-        while row - prev > 254:
-            out.extend((254, 0))
-            prev += 254
-        out.extend((row - prev, len(cols)))
-        prev = row
-        for r in cols:
-            out.extend((4 * int(r), int(pj.Zq[row, r]) & 0xFF))
-
+    rec = bytearray([0])
+    offs = []
     for j in range(pj.dims):
         cols = np.flatnonzero(pj.Zq[j])
-        if len(cols):
-            record(j, cols)
-    record(pj.dims, [])
-    return bytes(out)
+        if not len(cols):
+            offs.append(0)
+            continue
+        offs.append(len(rec))
+        rec.append(len(cols))
+        for r in cols:
+            rec.extend((4 * int(r), int(pj.Zq[j, r]) & 0xFF))
+    if payload_len + len(rec) + 2 * len(offs) > ROWS_ROOM:
+        return None
+    return bytes(rec), offs
+
+
+def proj_rows_bytes(pj, payload_len=0):
+    """The flash proj_rows adds (0 when the firmware has no table)."""
+    rows = proj_rows(pj, payload_len)
+    return 0 if rows is None else len(rows[0]) + 2 * len(rows[1])
 
 
 def doc_steps(doc):
