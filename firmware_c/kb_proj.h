@@ -87,12 +87,9 @@ static inline void kb_proj_seek(kb_proj_t *p, uint16_t col)
 #define KB_PROJ_USE_ROWS 0
 #endif
 
-/* Forget the input in progress. */
-static inline void kb_proj_reset(kb_proj_t *p)
+/* The next input starts at feature 0 (acc[] as it is). */
+static inline void kb_proj_rewind(kb_proj_t *p)
 {
-    uint8_t r;
-    for (r = 0; r < p->d; r++)
-        p->acc[r] = 0;
     p->next = 0;
     p->row = 0;
     p->col = 0;
@@ -101,6 +98,15 @@ static inline void kb_proj_reset(kb_proj_t *p)
     if (p->enc == KB_SMAT_SPARSE)
         kb_proj_seek(p, 0);
 #endif
+}
+
+/* Forget the input in progress. */
+static inline void kb_proj_reset(kb_proj_t *p)
+{
+    uint8_t r;
+    for (r = 0; r < p->d; r++)
+        p->acc[r] = 0;
+    kb_proj_rewind(p);
 }
 
 /* Parse the section at s[0 .. len); 1 on success (then *used = its size), 0 when it is cut
@@ -723,6 +729,7 @@ __asm__(
     ".size kb_proj_avr_block10, .-kb_proj_avr_block10\n\t"
     ".popsection");
 
+#if !KB_PROJ_USE_ROWS
 /* acc[r] += w * c for the DENSE rows start .. start+n-1 (codes c[0..n-1], checked): the
  * columns seven at a time in registers (kb_proj_avr_block7), the last block narrower. */
 static __attribute__((noinline)) void kb_proj_avr_dense(kb_proj_t *p, uint16_t start,
@@ -740,14 +747,15 @@ static __attribute__((noinline)) void kb_proj_avr_dense(kb_proj_t *p, uint16_t s
         kb_proj_avr_block7(p->acc + c0, z + c0, c, n, d, (uint8_t)(7u - w));
     }
 }
+#endif
 
 #if KB_PROJ_USE_ROWS
 /* kb_proj_avr_scan(acc, base, c, n): acc[column] += w * code in the split form (KB_PROJ_AVR) for
  * every stored weight of the rows whose codes c[0..n-1] (n >= 1) are not 0, the row of c[i]'s
  * pointer at flash address base + 2 * (c + i + 1) (modulo 2^16: kb_proj_update_run makes base).
  * A code of 0 costs 4 cycles (LD and a CPSE over the call, four to a loop turn, the first turn
- * entered part-way for n % 4); any other code about 24 and 25 a weight of its row. Assembly (the
- * codes in Y, a zero register of its own) as a weak symbol in its own section, as
+ * entered part-way for n % 4); any other code about 24 and 26 a weight of its row. Assembly (the
+ * codes in Y; r1 stays 0 between products) as a weak symbol in its own section, as
  * kb_proj_avr_block7. */
 #ifdef __cplusplus
 extern "C" {
@@ -761,12 +769,8 @@ __asm__(
     ".weak kb_proj_avr_scan\n\t"
     ".type kb_proj_avr_scan, @function\n"
     "kb_proj_avr_scan:\n\t"
-    "push r15\n\t"
-    "push r16\n\t"
-    "push r17\n\t"
     "push r28\n\t"
     "push r29\n\t"
-    "clr r15\n\t"
     "movw r28, r20\n\t" /* Y: the codes */
     "mov r30, r18\n\t"  /* turns: n / 4, one more entered at step 4 - n % 4 */
     "andi r30, 3\n\t"
@@ -787,27 +791,24 @@ __asm__(
     "ijmp\n"
     ".Lkb_s_turn:\n\t"
     "ld r20, Y+\n\t"
-    "cpse r20, r15\n\t"
+    "cpse r20, r1\n\t"
     "rcall .Lkb_s_row\n\t"
     "ld r20, Y+\n\t"
-    "cpse r20, r15\n\t"
+    "cpse r20, r1\n\t"
     "rcall .Lkb_s_row\n\t"
     "ld r20, Y+\n\t"
-    "cpse r20, r15\n\t"
+    "cpse r20, r1\n\t"
     "rcall .Lkb_s_row\n\t"
     "ld r20, Y+\n\t"
-    "cpse r20, r15\n\t"
+    "cpse r20, r1\n\t"
     "rcall .Lkb_s_row\n\t"
     "dec r18\n\t"
     "brne .Lkb_s_turn\n\t"
-    "clr r1\n\t"
     "pop r29\n\t"
     "pop r28\n\t"
-    "pop r17\n\t"
-    "pop r16\n\t"
-    "pop r15\n\t"
     "ret\n"
-    ".Lkb_s_row:\n\t" /* code r20 of the row whose pointer is at base + 2 Y */
+    /* code r20 of the row whose pointer is at base + 2 Y; r1 is 0 here and on return */
+    ".Lkb_s_row:\n\t"
     "movw r30, r28\n\t"
     "add r30, r30\n\t"
     "adc r31, r31\n\t"
@@ -820,19 +821,20 @@ __asm__(
     "tst r21\n\t"
     "breq 3f\n"
     "2:\n\t"
-    "lpm r17, Z+\n\t" /* 4 * column */
+    "lpm r0, Z+\n\t"  /* 4 * column */
     "lpm r19, Z+\n\t" /* the weight */
     "movw r26, r24\n\t"
-    "add r26, r17\n\t"
-    "adc r27, r15\n\t"
+    "add r26, r0\n\t"
+    "adc r27, r1\n\t"
     "mulsu r19, r20\n\t"
-    "ld r16, X+\n\t"
-    "ld r17, X\n\t"
-    "add r16, r0\n\t"
-    "adc r17, r1\n\t"
-    "st X, r17\n\t"
-    "st -X, r16\n\t"
-    "brvs 4f\n"
+    "ld r19, X+\n\t" /* L += the product, in r1:r0 */
+    "add r0, r19\n\t"
+    "ld r19, X\n\t"
+    "adc r1, r19\n\t"
+    "st X, r1\n\t"
+    "st -X, r0\n\t"
+    "brvs 4f\n\t"
+    "clr r1\n"
     "5:\n\t"
     "dec r21\n\t"
     "brne 2b\n"
@@ -841,22 +843,24 @@ __asm__(
     /* L overflowed int16: a positive overflow (N = 1) moves H up one, else down */
     "4:\n\t"
     "brmi 6f\n\t"
+    "clr r1\n\t"
     "adiw r26, 2\n\t"
-    "ld r16, X+\n\t"
-    "ld r17, X\n\t"
-    "subi r16, 1\n\t"
-    "sbci r17, 0\n\t"
-    "st X, r17\n\t"
-    "st -X, r16\n\t"
+    "ld r19, X\n\t"
+    "subi r19, 1\n\t"
+    "st X+, r19\n\t"
+    "ld r19, X\n\t"
+    "sbci r19, 0\n\t"
+    "st X, r19\n\t"
     "rjmp 5b\n"
     "6:\n\t"
+    "clr r1\n\t"
     "adiw r26, 2\n\t"
-    "ld r16, X+\n\t"
-    "ld r17, X\n\t"
-    "subi r16, 0xFF\n\t"
-    "sbci r17, 0xFF\n\t"
-    "st X, r17\n\t"
-    "st -X, r16\n\t"
+    "ld r19, X\n\t"
+    "subi r19, 0xFF\n\t"
+    "st X+, r19\n\t"
+    "ld r19, X\n\t"
+    "sbci r19, 0xFF\n\t"
+    "st X, r19\n\t"
     "rjmp 5b\n\t"
     ".size kb_proj_avr_scan, .-kb_proj_avr_scan\n\t"
     ".popsection");
@@ -956,11 +960,13 @@ static KB_PROJ_HOT void kb_proj_update_run(kb_proj_t *p, uint16_t start, const u
                                            uint8_t n)
 {
 #if KB_PROJ_AVR
+#if !KB_PROJ_USE_ROWS /* the header makes a row table for a SPARSE matrix only */
     if (p->enc == KB_SMAT_DENSE) {
         p->next = (uint16_t)(start + n);
         kb_proj_avr_dense(p, start, c, n);
         return;
     }
+#endif
 #if KB_PROJ_USE_ROWS
     p->next = (uint16_t)(start + n);
     /* the pointer of row start + i at KB_PROJ_ROWS + 2 (start + i) = base + 2 (c + i + 1) */
@@ -978,10 +984,10 @@ static KB_PROJ_HOT void kb_proj_update_run(kb_proj_t *p, uint16_t start, const u
 
 #if KB_PROJ_AVR
 /* P[r] = sat(rshift_round(acc[r], shift[r]) + bias[r]) for r < d (d >= 1) in one assembly
- * loop, about 60 cycles a dimension: the split sum made plain (bit 15 of L set: H one less),
+ * loop, about 65 cycles a dimension, acc[r] left 0 for the next input: the split sum made plain (bit 15 of L set: H one less),
  * the rounding shift of kb_rshift_round32, the bias, and the saturation to +-32767 (a value
  * that is not an int16, or is -32768). */
-static __attribute__((noinline)) void kb_proj_avr_finish(const int32_t *acc,
+static __attribute__((noinline)) void kb_proj_avr_finish(int32_t *acc,
                                                          const uint8_t *sh,
                                                          const uint8_t *bias, int16_t *P,
                                                          uint8_t d)
@@ -990,11 +996,15 @@ static __attribute__((noinline)) void kb_proj_avr_finish(const int32_t *acc,
     uint8_t s, b0, b1, t;
     __asm__ volatile(
         "1:\n\t"
-        "movw r26, %A[acc]\n\t"
-        "ld %A[a], X+\n\t"
-        "ld %B[a], X+\n\t"
-        "ld %C[a], X+\n\t"
-        "ld %D[a], X+\n\t"
+        "movw r26, %A[acc]\n\t" /* the sum, and 0 left for the next input */
+        "ld %A[a], X\n\t"
+        "st X+, __zero_reg__\n\t"
+        "ld %B[a], X\n\t"
+        "st X+, __zero_reg__\n\t"
+        "ld %C[a], X\n\t"
+        "st X+, __zero_reg__\n\t"
+        "ld %D[a], X\n\t"
+        "st X+, __zero_reg__\n\t"
         "movw %A[acc], r26\n\t"
         "sbrs %B[a], 7\n\t"
         "rjmp 2f\n\t"
@@ -1089,13 +1099,14 @@ static inline void kb_proj_finish(kb_proj_t *p, int16_t *P)
 {
 #if KB_PROJ_AVR
     kb_proj_avr_finish(p->acc, p->shift, p->bias, P, p->d);
+    kb_proj_rewind(p);
 #else
     uint8_t r;
     for (r = 0; r < p->d; r++)
         P[r] = (int16_t)kb_sat_act(kb_rshift_round32(p->acc[r], KB_FLASH_BYTE(p->shift + r)) +
                                    kb_flash_i16(p->bias + 2u * r));
-#endif
     kb_proj_reset(p);
+#endif
 }
 
 #endif /* KB_PROJ_H */

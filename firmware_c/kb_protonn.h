@@ -355,282 +355,318 @@ kb_protonn_dist_sparse(const kb_protonn_t *m, kb_protonn_cur_t *pc, uint16_t p0,
     return s;
 }
 
-#if KB_SMAT_AVR && defined(KB_PROTONN_NO_FIELDS) && defined(KB_PROTONN_CSUM)
+#if KB_SMAT_AVR && defined(KB_PROTONN_NO_FIELDS) && defined(KB_PROTONN_GROUPS)
 /* The Uno's prototype distances (KB_SMAT_AVR, a build that reports no D, and the firmware
- * header's table KB_PROTONN_CSUM: C_j = 2^(bshift-1) sum_r Bq_jr^2, made from the same model
- * file). With b = Bq << bshift and no e_r saturating (|P_r - b_r| <= 32767),
- * e^2 = P^2 - 2 P b + b^2, and when 2^dshift divides 2 P b and b^2 (dshift <= bshift + 1,
- * bshift >= 1) the rounding shift passes through them: D_j = Q + H_j 2^e, with
+ * header's table and constants KB_PROTONN_GROUPS, KB_PROTONN_Q*: kilobit.models.protonn.firmware,
+ * made from the same model file). With b = Bq << bshift and no e_r saturating
+ * (|P_r - b_r| <= 32767), e^2 = P^2 - 2 P b + b^2, and when 2^dshift divides 2 P b and b^2
+ * (dshift <= bshift + 1, bshift >= 1) the rounding shift passes through them: D_j = Q + H_j 2^e,
+ * with
  *     Q   = sum_r rshift_round(P_r^2, dshift)          once per prediction
  *     H_j = C_j - sum_r P_r Bq_jr                       one multiply-add a term
- *     e   = bshift + 1 - dshift.
+ *     C_j = 2^(bshift-1) sum_r Bq_jr^2,  e = bshift + 1 - dshift.
  * Only k_j = table[D_j >> kshift] is needed (0 from stop on, or the saturated D's entry);
  * with kshift >= e that is (floor(Q / 2^e) + H_j) >> (kshift - e), compared with stop >> e:
- * the same integers as the contract's, a 24-cycle term per weight instead of a subtraction, a
- * square and a rounding shift. A prediction outside these conditions takes the C.
- *
- * Where a prediction's cycles go (issue 22, kb_sim, the bench models): pendigits-10 (d 10, m 50,
- * L 10) about 1,700 for the update, 1,000 for P, 800 for Q, 50 x 320 for the prototypes (215 of
- * them the distance's terms, about 105 C_j, the kernel index, the table and the list) and 9,450
- * for the labels: 29.7 cycles a stored weight. mnist16-2 (256 features, m 20, one score): 6,400
- * for the update (19 cycles a row of W whose code is 0, about 70 a frame), 1,000 + 800, 20 x 330:
- * 32.6 a weight. Not yet tried, by a cycle count: prototypes two at a time over a derived copy of
- * B, interleaved and offset-binary (MUL without the top-bit flips: 17.5 a term, m x d more
- * flash), the kernel index's constants as immediates, Q in assembly: about 24.8 a weight for
- * letter-26, 26-27 for pendigits-10 and mnist16-2. */
+ * the same integers as the contract's. The products are taken unsigned, P_r + 2^15 (its top bit
+ * flipped) times Bq_jr + 128 (the table's copy), so a term is two MULs without sign
+ * extension; the offsets are 2^15 sum_r Bq_jr, in the table's C'_j, and 2^7 sum_r P_r + d 2^22,
+ * in the per-input constant. Four prototypes share each load of P_r, their sums in registers:
+ * 16 cycles a term (issue 22). A prediction outside these conditions takes the C. */
 #define KB_PROTONN_AVR 1
 #ifndef KB_PROTONN_BLOCK
 #define KB_PROTONN_BLOCK 32 /* prototypes a pass of kb_protonn_avr_labels: 4 B of stack each */
 #endif
+#if KB_PROTONN_BLOCK % 4 != 0
+#error "KB_PROTONN_BLOCK must be a multiple of the kernel's group of 4"
+#endif
+#define KB_PROTONN_STR_(x) #x
+#define KB_PROTONN_STR(x) KB_PROTONN_STR_(x)
 
-/* start - sum_r (P_r Bq_r + the offsets of kb_smat_avr_dots) for the DENSE prototype row at pp:
- * with KB_PROTONN_CSUM (C_j = 2^(bshift-1) sum_r Bq_r^2, made by the firmware header from the
- * same model file) H_j = C_j - sum_r P_r Bq_r is a plain dot product, 24 cycles a term. */
-static inline int32_t kb_protonn_avr_dotsub(const uint8_t *pp, const int16_t *P, uint8_t d,
-                                            uint32_t start)
-{
-    uint32_t s = start;
-    uint8_t cnt = d, wt, lo, hi;
-    __asm__ volatile(
-        "1:\n\t"
-        "lpm %[wt], Z+\n\t"
-        "ld %[lo], X+\n\t"
-        "ld %[hi], X+\n\t"
-        "mulsu %[wt], %[lo]\n\t"
-        "eor r1, %[m80]\n\t"
-        "sub %A[s], r0\n\t"
-        "sbc %B[s], r1\n\t"
-        "sbc %C[s], %[z0]\n\t"
-        "sbc %D[s], %[z0]\n\t"
-        "muls %[wt], %[hi]\n\t"
-        "eor r1, %[m80]\n\t"
-        "sub %B[s], r0\n\t"
-        "sbc %C[s], r1\n\t"
-        "sbc %D[s], %[z0]\n\t"
-        "dec %[cnt]\n\t"
-        "brne 1b\n\t"
-        "clr __zero_reg__"
-        : [s] "+r"(s), [pp] "+z"(pp), [P] "+x"(P), [cnt] "+r"(cnt), [wt] "=&a"(wt),
-          [lo] "=&a"(lo), [hi] "=&a"(hi)
-        : [m80] "r"((uint8_t)0x80), [z0] "r"((uint8_t)0)
-        : "r0", "memory");
-    return (int32_t)s;
-}
-
-/* What kb_protonn_avr_one reads of a prediction (the offsets are the assembly's). */
+/* What kb_protonn_avr_kern reads of a prediction (the offsets are the assembly's). */
 typedef struct {
-    uint32_t h0;          /* 0: the kernel's start, less C_j */
+    uint32_t h0;          /* 0: floor(Q / 2^e) - stop + 2^7 sum_r P_r + d 2^22 (mod 2^32) */
     const int16_t *P;     /* 4 */
     const uint8_t *table; /* 6: the kernel table, flash */
-    uint16_t imul;        /* 8: the index's multiplier, 2^(8 - sh % 8) */
-    uint8_t d, ib, istop; /* 10, 11, 12: d, sh / 8, stop >> sh */
-    uint8_t L;            /* 13: the scores (DENSE labels, L of them a prototype) */
-    uint8_t *list;        /* 14: L > 1: where the next (k, labels row) entry goes (L = 1: the
-                           * sum is returned) */
-    int16_t ksat;         /* 16: k of a D from stop on (0 unless D saturated below nt) */
+    uint8_t *list;        /* 8: L > 1: where the next (k, labels row) entry goes */
+    uint8_t left;         /* 10: prototypes left */
+    uint8_t unused;       /* 11 */
+    int32_t s;            /* 12: L = 1: S_0 so far */
 } kb_protonn_avr_ctx_t;
 typedef char kb_protonn_avr_ctx_layout[(offsetof(kb_protonn_avr_ctx_t, P) == 4 &&
                                         offsetof(kb_protonn_avr_ctx_t, table) == 6 &&
-                                        offsetof(kb_protonn_avr_ctx_t, imul) == 8 &&
-                                        offsetof(kb_protonn_avr_ctx_t, d) == 10 &&
-                                        offsetof(kb_protonn_avr_ctx_t, ib) == 11 &&
-                                        offsetof(kb_protonn_avr_ctx_t, istop) == 12 &&
-                                        offsetof(kb_protonn_avr_ctx_t, L) == 13 &&
-                                        offsetof(kb_protonn_avr_ctx_t, list) == 14 &&
-                                        offsetof(kb_protonn_avr_ctx_t, ksat) == 16)
+                                        offsetof(kb_protonn_avr_ctx_t, list) == 8 &&
+                                        offsetof(kb_protonn_avr_ctx_t, left) == 10 &&
+                                        offsetof(kb_protonn_avr_ctx_t, s) == 12)
                                            ? 1
                                            : -1];
 
-/* kb_protonn_avr_one(ctx, pp, csum, zq, m): the kernel values of a model with DENSE labels over
- * m DENSE prototypes (rows at pp, C_j at csum, labels at zq, all flash): per prototype
- * v = h0 + C_j - sum_r P_r Bq_r (24 cycles a term, kb_protonn_avr_dotsub, two a loop turn),
- * and when v < 0 (D below stop) k = table[istop + the index of v], else ksat. L = 1: S_0 +=
- * Zq_j0 k in registers, returned. L > 1: each k that is not 0 goes onto ctx->list with its
- * labels row (k u16, the row's flash address u16), for kb_protonn_avr_labels. About 60 cycles a
- * prototype besides. Assembly (the context in Y) as a weak symbol in its own
- * section, as kb_proj_avr_block7 (kb_proj.h). */
+/* kb_protonn_avr_kern(ctx, grp, zq, n): the kernel values of n >= 1 prototypes (ctx->left = n)
+ * from the KB_PROTONN_GROUPS group at grp on: per prototype j v = h0 + C'_j - sum_r (P_r + 2^15)
+ * (Bq_jr + 128), and when v < 0 (D below stop) k = table[istop + (v >> sh) mod 256], else ksat;
+ * each k that is not 0 goes onto ctx->list with its labels row (k u16, zq + j L u16: a flash
+ * address for DENSE labels, j L when zq is 0); with one score (L = 1) ctx->s += Zq_j0 k_j
+ * instead, Zq_j0 the group's last bytes. About 45 cycles a prototype besides its terms.
+ * The model's d, L, sh, istop and ksat are immediates (the header's KB_PROTONN_Q*).
+ * Registers: the four sums r2-r5, r6-r9, r10-r13, r14-r17; P_r r18:r19, a weight r20, turns
+ * r21 (then h0 in r18-r21), zero r22, r23 scratch, the labels row r24:r25, X P then the list,
+ * Y ctx, Z the group. Assembly as a weak symbol in its own section, as kb_proj_avr_block7. */
 #ifdef __cplusplus
 extern "C" {
 #endif
-int32_t kb_protonn_avr_one(const kb_protonn_avr_ctx_t *ctx, const uint8_t *pp,
-                           const uint8_t *csum, const uint8_t *zq, uint8_t m);
+void kb_protonn_avr_kern(kb_protonn_avr_ctx_t *ctx, const uint8_t *grp, const uint8_t *zq,
+                         uint8_t n);
 #ifdef __cplusplus
 }
 #endif
 __asm__(
-    ".pushsection .text.kb_protonn_avr_one,\"ax\",@progbits\n\t"
-    ".weak kb_protonn_avr_one\n\t"
-    ".type kb_protonn_avr_one, @function\n"
-    "kb_protonn_avr_one:\n\t"
-    KB_AVR_SAVE_ALL
-    "movw r28, r24\n\t" /* Y: the context */
-    "movw r10, r22\n\t" /* the prototype rows */
-    "movw r8, r20\n\t"  /* C_j */
-    "movw r6, r18\n\t"  /* the labels */
-    "mov r21, r16\n\t"  /* prototypes left */
-    "clr r2\n\t"        /* zero */
-    "clr r12\n\t"       /* S_0 */
-    "clr r13\n\t"
-    "movw r14, r12\n\t"
-    "ldd r19, Y+13\n\t" /* T: more than one score */
-    "clt\n\t"
-    "cpi r19, 2\n\t"
-    "brlo 1f\n\t"
-    "set\n"
-    "1:\n"
-    ".Lkb_p1_proto:\n\t"
-    "movw r30, r8\n\t" /* s = h0 + C_j */
-    "lpm r22, Z+\n\t"
-    "lpm r23, Z+\n\t"
-    "lpm r24, Z+\n\t"
-    "lpm r25, Z+\n\t"
-    "movw r8, r30\n\t"
-    "ldd r3, Y+0\n\t"
-    "add r22, r3\n\t"
-    "ldd r3, Y+1\n\t"
-    "adc r23, r3\n\t"
-    "ldd r3, Y+2\n\t"
-    "adc r24, r3\n\t"
-    "ldd r3, Y+3\n\t"
-    "adc r25, r3\n\t"
-    "movw r30, r10\n\t"
-    "ldd r26, Y+4\n\t"
-    "ldd r27, Y+5\n\t"
-    "ldd r20, Y+10\n\t"
-    "ldi r19, 0x80\n\t"
-    /* two terms a turn: (d + 1) / 2 turns, an odd d entering at the second */
-    "lsr r20\n\t"
-    "brcc .Lkb_p1_term\n\t"
-    "inc r20\n\t"
-    "rjmp .Lkb_p1_term2\n"
-    ".Lkb_p1_term:\n\t" /* s -= P_r Bq_r with the offsets (kb_smat_avr_dots) */
-    "lpm r16, Z+\n\t"
-    "ld r17, X+\n\t"
+    ".pushsection .text.kb_protonn_avr_kern,\"ax\",@progbits\n\t"
+    ".weak kb_protonn_avr_kern\n\t"
+    ".type kb_protonn_avr_kern, @function\n\t"
+    ".set kb_q_d, " KB_PROTONN_STR(KB_PROTONN_QD) "\n\t"
+    ".set kb_q_l, " KB_PROTONN_STR(KB_PROTONN_QL) "\n\t"
+    ".set kb_q_ib, (" KB_PROTONN_STR(KB_PROTONN_QSH) ") >> 3\n\t"
+    ".set kb_q_t, (" KB_PROTONN_STR(KB_PROTONN_QSH) ") & 7\n\t"
+    ".set kb_q_istop, " KB_PROTONN_STR(KB_PROTONN_QISTOP) "\n\t"
+    ".set kb_q_ksat, " KB_PROTONN_STR(KB_PROTONN_QKSAT) "\n\t"
+    /* a -= (P_r + 2^15) w, w = Bq + 128 the group's next byte */
+    ".macro kb_q_term a0, a1, a2, a3\n\t"
+    "lpm r20, Z+\n\t"
+    "mul r18, r20\n\t"
+    "sub \\a0, r0\n\t"
+    "sbc \\a1, r1\n\t"
+    "sbc \\a2, r22\n\t"
+    "sbc \\a3, r22\n\t"
+    "mul r19, r20\n\t"
+    "sub \\a1, r0\n\t"
+    "sbc \\a2, r1\n\t"
+    "sbc \\a3, r22\n\t"
+    ".endm\n\t"
+    /* the four sums' terms of one r: P_r + 2^15 in r19:r18 */
+    ".macro kb_q_row\n\t"
     "ld r18, X+\n\t"
-    "mulsu r16, r17\n\t"
-    "eor r1, r19\n\t"
-    "sub r22, r0\n\t"
-    "sbc r23, r1\n\t"
-    "sbc r24, r2\n\t"
-    "sbc r25, r2\n\t"
-    "muls r16, r18\n\t"
-    "eor r1, r19\n\t"
-    "sub r23, r0\n\t"
-    "sbc r24, r1\n\t"
-    "sbc r25, r2\n\t"
-    ".Lkb_p1_term2:\n\t"
-    "lpm r16, Z+\n\t"
-    "ld r17, X+\n\t"
-    "ld r18, X+\n\t"
-    "mulsu r16, r17\n\t"
-    "eor r1, r19\n\t"
-    "sub r22, r0\n\t"
-    "sbc r23, r1\n\t"
-    "sbc r24, r2\n\t"
-    "sbc r25, r2\n\t"
-    "muls r16, r18\n\t"
-    "eor r1, r19\n\t"
-    "sub r23, r0\n\t"
-    "sbc r24, r1\n\t"
-    "sbc r25, r2\n\t"
-    "dec r20\n\t"
-    "brne .Lkb_p1_term\n\t"
-    "movw r10, r30\n\t"
-    "sbrc r25, 7\n\t"
-    "rjmp 5f\n\t"
-    "ldd r17, Y+16\n\t" /* v >= 0: D from stop on, k = ksat (mostly 0) */
-    "ldd r18, Y+17\n\t"
-    "cp r17, r2\n\t"
-    "cpc r18, r2\n\t"
-    "breq .Lkb_p1_next\n\t"
-    "rjmp 6f\n"
-    "5:\n\t"
-    /* w: the 16 bits of v from byte ib on (the sign above byte 3) */
-    "ldd r19, Y+11\n\t"
-    "movw r16, r22\n\t"
-    "cpi r19, 1\n\t"
-    "brlo 2f\n\t"
-    "mov r16, r23\n\t"
-    "mov r17, r24\n\t"
-    "breq 2f\n\t"
-    "mov r16, r24\n\t"
-    "mov r17, r25\n\t"
-    "cpi r19, 3\n\t"
-    "brne 2f\n\t"
-    "mov r16, r25\n\t"
-    "mov r17, r25\n\t"
-    "lsl r17\n\t"
-    "sbc r17, r17\n"
-    "2:\n\t" /* i = istop + the top byte of w * imul, modulo 2^16 and 2^8 */
-    "ldd r3, Y+8\n\t"
-    "ldd r4, Y+9\n\t"
-    "mul r16, r3\n\t"
-    "mov r26, r1\n\t"
-    "mul r17, r3\n\t"
-    "add r26, r0\n\t"
-    "mul r16, r4\n\t"
-    "add r26, r0\n\t"
-    "ldd r3, Y+12\n\t"
-    "add r26, r3\n\t"
-    "ldd r30, Y+6\n\t" /* k = table[i] */
+    "ld r19, X+\n\t"
+    "eor r19, r23\n\t"
+    "kb_q_term r2, r3, r4, r5\n\t"
+    "kb_q_term r6, r7, r8, r9\n\t"
+    "kb_q_term r10, r11, r12, r13\n\t"
+    "kb_q_term r14, r15, r16, r17\n\t"
+    ".endm\n\t"
+    /* r0 = istop + (v >> sh) mod 256 from v's bytes lo, hi (sh = 8 ib + t), s a free register:
+     * lo >> t and hi << (8 - t) as the high and low bytes of two MULs by 2^(8 - t) */
+    ".macro kb_q_index lo, hi, s\n\t"
+    ".if kb_q_t == 0\n\t"
+    "mov r0, \\lo\n\t"
+    ".else\n\t"
+    "ldi r23, 1 << (8 - kb_q_t)\n\t"
+    "mul \\lo, r23\n\t"
+    "mov \\s, r1\n\t"
+    ".if kb_q_ib == 3\n\t" /* above byte 3: the sign, all ones (v < 0) */
+    "ldi r23, (0xFF << (8 - kb_q_t)) & 0xFF\n\t"
+    "mov r0, r23\n\t"
+    ".else\n\t"
+    "mul \\hi, r23\n\t"
+    ".endif\n\t"
+    "or r0, \\s\n\t"
+    ".endif\n\t"
+    "ldi r23, kb_q_istop\n\t"
+    "add r0, r23\n\t"
+    ".endm\n\t"
+    /* v = a + h0; k onto the list unless 0; the labels row on by L */
+    /* v = a + h0, its k (table, ksat); L > 1: k onto the list unless 0, the labels row on by
+     * L; L = 1: S += Zq_j k (Zq_j the group's next byte; a byte taken unsigned is 2^8 too
+     * much when negative: 2^8 k off) */
+    ".macro kb_q_post a0, a1, a2, a3\n\t"
+    "add \\a0, r18\n\t"
+    "adc \\a1, r19\n\t"
+    "adc \\a2, r20\n\t"
+    "adc \\a3, r21\n\t"
+    "sbrs \\a3, 7\n\t"
+    ".if kb_q_l != 1 && kb_q_ksat == 0\n\t"
+    "rjmp 7f\n\t" /* D from stop on: k = 0, nothing onto the list */
+    ".else\n\t"
+    "rjmp 9f\n\t"
+    ".endif\n\t"
+    ".if kb_q_ib == 0\n\t"
+    "kb_q_index \\a0, \\a1, \\a2\n\t"
+    ".elseif kb_q_ib == 1\n\t"
+    "kb_q_index \\a1, \\a2, \\a0\n\t"
+    ".elseif kb_q_ib == 2\n\t"
+    "kb_q_index \\a2, \\a3, \\a0\n\t"
+    ".else\n\t"
+    "kb_q_index \\a3, \\a3, \\a0\n\t"
+    ".endif\n\t"
+    "movw \\a0, r30\n\t" /* k = table[r0], Z kept in a0:a1 */
+    "ldd r30, Y+6\n\t"
     "ldd r31, Y+7\n\t"
-    "add r30, r26\n\t"
-    "adc r31, r2\n\t"
-    "add r30, r26\n\t"
-    "adc r31, r2\n\t"
-    "lpm r17, Z+\n\t"
-    "lpm r18, Z\n"
-    "6:\n\t"
-    "movw r30, r6\n\t" /* S_l += Zq_jl k (k >= 0) */
-    "brts .Lkb_p1_many\n\t"
-    "lpm r16, Z\n\t"
-    "mulsu r16, r17\n\t"
-    "clr r3\n\t"
-    "sbrc r1, 7\n\t"
-    "com r3\n\t"
-    "add r12, r0\n\t"
-    "adc r13, r1\n\t"
-    "adc r14, r3\n\t"
-    "adc r15, r3\n\t"
-    "mulsu r16, r18\n\t"
-    "clr r3\n\t"
-    "sbrc r1, 7\n\t"
-    "com r3\n\t"
-    "add r13, r0\n\t"
-    "adc r14, r1\n\t"
-    "adc r15, r3\n"
-    ".Lkb_p1_next:\n\t"
-    "ldd r19, Y+13\n\t" /* the next prototype's labels */
-    "add r6, r19\n\t"
-    "adc r7, r2\n\t"
-    "dec r21\n\t"
-    "breq 3f\n\t"
-    "rjmp .Lkb_p1_proto\n"
-    ".Lkb_p1_many:\n\t" /* L > 1: k (when not 0) and the labels row onto the list */
-    "cp r17, r2\n\t"
-    "cpc r18, r2\n\t"
-    "breq .Lkb_p1_next\n\t"
+    "add r30, r0\n\t"
+    "adc r31, r22\n\t"
+    "add r30, r0\n\t"
+    "adc r31, r22\n\t"
+    "lpm \\a2, Z+\n\t"
+    "lpm \\a3, Z\n\t"
+    "movw r30, \\a0\n\t"
+    ".if kb_q_l == 1 || kb_q_ksat != 0\n\t"
+    "rjmp 8f\n"
+    "9:\n\t"
+    ".if kb_q_l == 1 && kb_q_ksat == 0\n\t"
+    "adiw r30, 1\n\t" /* k = 0: past Zq_j */
+    "rjmp 7f\n\t"
+    ".else\n\t"
+    "ldi r23, lo8(kb_q_ksat)\n\t"
+    "mov \\a2, r23\n\t"
+    "ldi r23, hi8(kb_q_ksat)\n\t"
+    "mov \\a3, r23\n\t"
+    ".endif\n"
+    "8:\n\t"
+    ".endif\n\t"
+    ".if kb_q_l == 1\n\t"
+    "lpm r23, Z+\n\t"
+    "mul r23, \\a2\n\t"
+    "add r24, r0\n\t"
+    "adc r25, r1\n\t"
+    "adc r26, r22\n\t"
+    "adc r27, r22\n\t"
+    "mul r23, \\a3\n\t"
+    "add r25, r0\n\t"
+    "adc r26, r1\n\t"
+    "adc r27, r22\n\t"
+    "sbrs r23, 7\n\t"
+    "rjmp 7f\n\t"
+    "sub r25, \\a2\n\t"
+    "sbc r26, \\a3\n\t"
+    "sbc r27, r22\n"
+    "7:\n\t"
+    ".else\n\t"
+    "mov r23, \\a2\n\t"
+    "or r23, \\a3\n\t"
+    "breq 7f\n\t"
+    "st X+, \\a2\n\t"
+    "st X+, \\a3\n\t"
+    "st X+, r24\n\t"
+    "st X+, r25\n"
+    "7:\n\t"
+    "subi r24, lo8(-kb_q_l)\n\t"
+    "sbci r25, hi8(-kb_q_l)\n\t"
+    ".endif\n\t"
+    ".endm\n\t"
+    /* the list (L > 1) or S's bytes 2-3 (L = 1: bytes 0-1 stay in r24:r25) in X, and back */
+    ".macro kb_q_xin\n\t"
+    ".if kb_q_l == 1\n\t"
     "ldd r26, Y+14\n\t"
     "ldd r27, Y+15\n\t"
-    "st X+, r17\n\t"
-    "st X+, r18\n\t"
-    "st X+, r6\n\t"
-    "st X+, r7\n\t"
+    ".else\n\t"
+    "ldd r26, Y+8\n\t"
+    "ldd r27, Y+9\n\t"
+    ".endif\n\t"
+    ".endm\n\t"
+    ".macro kb_q_xout\n\t"
+    ".if kb_q_l == 1\n\t"
     "std Y+14, r26\n\t"
     "std Y+15, r27\n\t"
-    "rjmp .Lkb_p1_next\n"
-    "3:\n\t"
-    "movw r22, r12\n\t"
-    "movw r24, r14\n\t"
+    ".else\n\t"
+    "std Y+8, r26\n\t"
+    "std Y+9, r27\n\t"
+    ".endif\n\t"
+    ".endm\n"
+    "kb_protonn_avr_kern:\n\t"
+    KB_AVR_SAVE_ALL
+    "movw r28, r24\n\t"
+    "movw r30, r22\n\t"
+    "movw r24, r20\n\t"
+    ".if kb_q_l == 1\n\t"
+    "ldd r24, Y+12\n\t"
+    "ldd r25, Y+13\n\t"
+    ".endif\n\t"
+    "clr r22\n"
+    ".Lkb_q_group:\n\t"
+    "lpm r2, Z+\n\t" /* the sums start at C'_j */
+    "lpm r3, Z+\n\t"
+    "lpm r4, Z+\n\t"
+    "lpm r5, Z+\n\t"
+    "lpm r6, Z+\n\t"
+    "lpm r7, Z+\n\t"
+    "lpm r8, Z+\n\t"
+    "lpm r9, Z+\n\t"
+    "lpm r10, Z+\n\t"
+    "lpm r11, Z+\n\t"
+    "lpm r12, Z+\n\t"
+    "lpm r13, Z+\n\t"
+    "lpm r14, Z+\n\t"
+    "lpm r15, Z+\n\t"
+    "lpm r16, Z+\n\t"
+    "lpm r17, Z+\n\t"
+    "ldd r26, Y+4\n\t"
+    "ldd r27, Y+5\n\t"
+    "ldi r21, (kb_q_d + 1) / 2\n\t" /* two r a turn, an odd d entering at the second */
+    "ldi r23, 0x80\n\t"
+    ".if kb_q_d & 1\n\t"
+    "rjmp .Lkb_q_r2\n\t"
+    ".endif\n"
+    ".Lkb_q_r:\n\t"
+    "kb_q_row\n"
+    ".Lkb_q_r2:\n\t"
+    "kb_q_row\n\t"
+    "dec r21\n\t"
+    "breq .Lkb_q_rend\n\t"
+    "rjmp .Lkb_q_r\n"
+    ".Lkb_q_rend:\n\t"
+    "ldd r18, Y+0\n\t"
+    "ldd r19, Y+1\n\t"
+    "ldd r20, Y+2\n\t"
+    "ldd r21, Y+3\n\t"
+    "kb_q_xin\n\t"
+    "ldd r23, Y+10\n\t"
+    "subi r23, 4\n\t"
+    "brsh 1f\n\t"
+    "rjmp .Lkb_q_last\n"
+    "1:\n\t"
+    "std Y+10, r23\n\t"
+    "kb_q_post r2, r3, r4, r5\n\t"
+    "kb_q_post r6, r7, r8, r9\n\t"
+    "kb_q_post r10, r11, r12, r13\n\t"
+    "kb_q_post r14, r15, r16, r17\n\t"
+    "kb_q_xout\n\t"
+    "ldd r23, Y+10\n\t"
+    "cpse r23, r22\n\t"
+    "rjmp .Lkb_q_group\n\t"
+    "rjmp .Lkb_q_end\n"
+    ".Lkb_q_last:\n\t" /* 1 to 3 prototypes in a padded group */
+    "subi r23, -4\n\t"
+    "std Y+10, r23\n\t"
+    "kb_q_post r2, r3, r4, r5\n\t"
+    "ldd r23, Y+10\n\t"
+    "cpi r23, 2\n\t"
+    "brsh 1f\n\t"
+    "rjmp .Lkb_q_end\n"
+    "1:\n\t"
+    "kb_q_post r6, r7, r8, r9\n\t"
+    "ldd r23, Y+10\n\t"
+    "cpi r23, 3\n\t"
+    "brsh 1f\n\t"
+    "rjmp .Lkb_q_end\n"
+    "1:\n\t"
+    "kb_q_post r10, r11, r12, r13\n"
+    ".Lkb_q_end:\n\t"
+    "kb_q_xout\n\t"
+    ".if kb_q_l == 1\n\t"
+    "std Y+12, r24\n\t"
+    "std Y+13, r25\n\t"
+    ".endif\n\t"
     KB_AVR_RESTORE_ALL
-    ".size kb_protonn_avr_one, .-kb_protonn_avr_one\n\t"
+    ".purgem kb_q_term\n\t"
+    ".purgem kb_q_row\n\t"
+    ".purgem kb_q_index\n\t"
+    ".purgem kb_q_post\n\t"
+    ".purgem kb_q_xin\n\t"
+    ".purgem kb_q_xout\n\t"
+    ".size kb_protonn_avr_kern, .-kb_protonn_avr_kern\n\t"
     ".popsection");
 
 /* kb_protonn_avr_labels(lab): S_l += sum over the list's entries of Zq_jl k_j for every label l,
  * the labels a group of 4 (then 2, 1) at a time: the group's sums in registers over the whole
  * list, so a term is an LPM and two products into a register sum, 16 cycles, and an entry 13
- * more a group; the sums go to RAM once a group. Where kb_protonn_avr_one added each label into
- * RAM as it went, about 40 cycles a label. As kb_smat_avr_dots, a product's top bit is flipped
+ * more a group; the sums go to RAM once a group (added into RAM label by label, a term cost
+ * about 40 cycles). As kb_smat_avr_dots, a product's top bit is flipped
  * (2^15 more, 2^23 for the high byte's: no sign extension) and n times both are taken off at
  * the end. k >= 0. Assembly as a weak symbol in its own section (see kb_proj_avr_block7). */
 typedef struct {
@@ -725,9 +761,7 @@ __asm__(
     "kb_pl_term r14, r15, r24, r25\n\t"
     ".endif\n\t"
     "dec r21\n\t"
-    "breq 2f\n\t"
-    "rjmp 1b\n"
-    "2:\n\t"
+    "brne 1b\n\t" /* 55 words back at most (g = 4) */
     "ldd r26, Y+2\n\t" /* X = scores + 4 * the group's first label */
     "ldd r27, Y+3\n\t"
     "mov r16, r23\n\t"
@@ -786,58 +820,44 @@ __asm__(
     ".size kb_protonn_avr_labels, .-kb_protonn_avr_labels\n\t"
     ".popsection");
 
-/* The scores for SPARSE labels (kb_protonn_avr_scores has made ctx): per prototype v as
- * kb_protonn_avr_one's, its labels through the cursor. Apart, so that its frame is not on the
- * stack of a model with DENSE labels. */
-static __attribute__((noinline)) void kb_protonn_avr_sparse(kb_protonn_t *m,
-                                                            const kb_protonn_avr_ctx_t *c)
+/* The scores for SPARSE labels from a block's list (kb_protonn_avr_kern with zq 0: an entry's
+ * row is j L; L > 1), the labels' cursor zc carried from block to block. Apart, so that its
+ * frame is not on the stack of a model with DENSE labels. */
+static __attribute__((noinline)) void kb_protonn_avr_sparse(kb_protonn_t *m, kb_protonn_cur_t *zc,
+                                                            const uint8_t *e, uint8_t n)
 {
-    const uint8_t *pp = m->protos;
-    kb_protonn_cur_t zc;
-    uint16_t z0 = 0;
-    uint8_t j;
-    kb_protonn_cur_init(&zc, m->labels, m->llen);
-    for (j = 0; j < m->m; j++, pp += c->d) {
-        const int32_t v = kb_protonn_avr_dotsub(pp, c->P, c->d,
-                                                c->h0 + pgm_read_dword(KB_PROTONN_CSUM + 4u * j));
-        const uint16_t end = (uint16_t)(z0 + c->L);
-        int16_t k = c->ksat;
-        if (v < 0) {
-            const uint16_t w = c->ib == 0 ? (uint16_t)v
-                                          : (c->ib == 1 ? (uint16_t)((uint32_t)v >> 8)
-                                                        : (c->ib == 2
-                                                               ? (uint16_t)((uint32_t)v >> 16)
-                                                               : (uint16_t)((uint32_t)v >> 24)));
-            const uint8_t i = (uint8_t)(c->istop + (uint8_t)((uint16_t)(w * c->imul) >> 8u));
-            k = (int16_t)pgm_read_word(c->table + 2u * i);
+    for (; n != 0; n--, e += 4) {
+        const int16_t k = (int16_t)(e[0] | (uint16_t)e[1] << 8);
+        const uint16_t z0 = (uint16_t)(e[2] | (uint16_t)e[3] << 8);
+        const uint16_t end = (uint16_t)(z0 + m->L);
+        while (zc->pos < z0) /* the labels of prototypes whose k is 0 */
+            (void)kb_protonn_take(zc, 1);
+        while (zc->pos < end) {
+            const uint8_t col = (uint8_t)(zc->pos - z0);
+            m->scores[col] += kb_smat_avr_mul((int8_t)kb_protonn_take(zc, 1), k);
         }
-        while (zc.pos < end) {
-            const uint8_t col = (uint8_t)(zc.pos - z0);
-            m->scores[col] += kb_smat_avr_mul((int8_t)kb_protonn_take(&zc, 1), k);
-        }
-        z0 = end;
     }
 }
 
 /* The model's constants of kb_protonn_avr_scores, made by its first prediction: the one model
- * this translation unit runs (KB_PROTONN_CSUM) never changes, and their shifts are loops here. */
+ * this translation unit runs never changes, and their shifts are loops here. */
 typedef struct {
-    kb_protonn_avr_ctx_t c; /* all but h0 and list */
-    uint32_t h0c;           /* h0 less floor(Q / 2^e) */
-    uint16_t topmax;        /* the largest |P| no e_r saturates with */
-    uint8_t e, s;
-    uint8_t state;          /* 0 not made yet, 1 made, 2 a model outside the conditions */
+    uint32_t h0c;    /* h0 less floor(Q / 2^e) and 2^7 sum_r P_r */
+    uint16_t topmax; /* the largest |P| no e_r saturates with */
+    uint8_t s;
+    uint8_t state; /* 0 not made yet, 1 made, 2 a model outside the conditions */
 } kb_protonn_avr_const_t;
 
-static __attribute__((noinline)) void kb_protonn_avr_const(kb_protonn_t *m,
+static __attribute__((noinline)) void kb_protonn_avr_const(const kb_protonn_t *m,
                                                            kb_protonn_avr_const_t *k)
 {
     const uint8_t d = m->proj.d, s = m->dshift, ks = m->kshift;
     const uint16_t bmul = (uint16_t)m->bmul;
-    uint32_t stop;
+    uint32_t stop, isat;
     uint8_t b = 0, e, r;
+    int16_t ksat;
     k->state = 2;
-    if (m->penc != KB_SMAT_DENSE || bmul < 2u)
+    if (m->penc != KB_SMAT_DENSE || bmul < 2u || m->wb != 1u)
         return;
     for (r = (uint8_t)(bmul >> 1); r != 0; r = (uint8_t)(r >> 1)) /* bshift: bmul = 2^bshift */
         b++;
@@ -854,45 +874,159 @@ static __attribute__((noinline)) void kb_protonn_avr_const(kb_protonn_t *m,
     if (ks < 23u && ((uint32_t)m->nt << ks) < stop)
         stop = (uint32_t)m->nt << ks;
     stop = kb_protonn_shr(stop, e);
-    {
-        /* the kernel's sum starts at floor(Q / 2^e) - stop plus the offsets its products
-         * take off (kb_protonn_avr_dotsub) */
-        const uint16_t k7 = (uint16_t)((uint16_t)d << 7);
-        k->h0c = (((uint32_t)k7 << 16) + ((uint32_t)k7 << 8)) - stop;
-    }
+    k->h0c = ((uint32_t)d << 22) - stop;
     /* v = u - stop < 0 means D below stop; then the index u >> sh (sh = kshift - e) is
-     * istop + (v >> sh) with istop = stop >> sh (stop is a multiple of 2^sh): below nt, so
-     * modulo 256 it is istop + the top byte of the 16 bits of v from byte sh / 8 on times
-     * 2^(8 - sh % 8) -- a multiply where a variable shift is a loop */
-    k->c.ib = (uint8_t)((uint8_t)(ks - e) >> 3);
-    k->c.imul = (uint16_t)(256u >> ((uint8_t)(ks - e) & 7u));
-    k->c.istop = (uint8_t)kb_protonn_shr(stop, (uint8_t)(ks - e));
-    /* a D from stop on: past the table, or (stop = SMALL + 1) saturated to SMALL, whose index
-     * may be inside it */
-    {
-        const uint32_t isat = kb_protonn_shr((uint32_t)KB_SMALL, ks);
-        k->c.ksat = isat < m->nt ? (int16_t)pgm_read_word(m->table + 2u * (uint8_t)isat) : 0;
-    }
-    k->c.P = m->P;
-    k->c.table = m->table;
-    k->c.d = d;
-    k->c.L = m->L;
-    k->e = e;
+     * istop + (v >> sh) with istop = stop >> sh (stop is a multiple of 2^sh), below nt: the
+     * assembly's immediates, which the header made from the same file */
+    isat = kb_protonn_shr((uint32_t)KB_SMALL, ks);
+    ksat = isat < m->nt ? (int16_t)pgm_read_word(m->table + 2u * (uint8_t)isat) : 0;
+    if (d != KB_PROTONN_QD || m->L != KB_PROTONN_QL || e != KB_PROTONN_QE ||
+        ks - e != KB_PROTONN_QSH ||
+        kb_protonn_shr(stop, (uint8_t)(ks - e)) != KB_PROTONN_QISTOP || ksat != KB_PROTONN_QKSAT)
+        return;
     k->s = s;
     k->state = 1;
 }
+
+/* kb_protonn_avr_q(P, d, o): in one pass over P_0 .. P_{d-1} (d >= 1, |P_r| <= 32767, as
+ * kb_proj_finish leaves them) the sum of the squares P_r^2 (o->q; 0xFFFFFFFF when it passes
+ * 2^32), of the odd |P_r| (o->odd), of P_r (o->sum) and the largest |P_r| (o->top): what
+ * kb_protonn_avr_scores needs of P for Q when dshift <= 1, about 40 cycles a dimension where the
+ * C took 75. u^2 = lo^2 + 2 lo hi 2^8 + hi^2 2^16 for u = hi 2^8 + lo, hi <= 127: 2 lo hi
+ * fits 16 bits. Assembly as a weak symbol in its own section, as kb_proj_avr_block7. */
+typedef struct {
+    uint32_t q;   /* 0 */
+    int32_t sum;  /* 4: bytes 0-2, sign-extended into 3 by the caller's read */
+    uint16_t top; /* 8 */
+    uint8_t odd;  /* 10 */
+} kb_protonn_avr_q_t;
+typedef char kb_protonn_avr_q_layout[(offsetof(kb_protonn_avr_q_t, sum) == 4 &&
+                                      offsetof(kb_protonn_avr_q_t, top) == 8 &&
+                                      offsetof(kb_protonn_avr_q_t, odd) == 10)
+                                         ? 1
+                                         : -1];
+#ifdef __cplusplus
+extern "C" {
+#endif
+void kb_protonn_avr_q(const int16_t *P, uint8_t d, kb_protonn_avr_q_t *o);
+#ifdef __cplusplus
+}
+#endif
+/* Registers: X P, Z o, P_r r22:r23 (then |P_r|), the sum of squares r18-r21, of P_r r14-r16,
+ * top r24:r25, odd r17, sign r12, turns r13, zero r11. */
+__asm__(
+    ".pushsection .text.kb_protonn_avr_q,\"ax\",@progbits\n\t"
+    ".weak kb_protonn_avr_q\n\t"
+    ".type kb_protonn_avr_q, @function\n"
+    "kb_protonn_avr_q:\n\t"
+    "push r11\n\t"
+    "push r12\n\t"
+    "push r13\n\t"
+    "push r14\n\t"
+    "push r15\n\t"
+    "push r16\n\t"
+    "push r17\n\t"
+    "movw r26, r24\n\t"
+    "movw r30, r20\n\t"
+    "mov r13, r22\n\t"
+    "clr r11\n\t"
+    "clr r18\n\t"
+    "clr r19\n\t"
+    "movw r20, r18\n\t"
+    "movw r14, r18\n\t"
+    "clr r16\n\t"
+    "clr r17\n\t"
+    "movw r24, r18\n"
+    "1:\n\t"
+    "ld r22, X+\n\t"
+    "ld r23, X+\n\t"
+    "mov r12, r23\n\t" /* sum += P_r */
+    "lsl r12\n\t"
+    "sbc r12, r12\n\t"
+    "add r14, r22\n\t"
+    "adc r15, r23\n\t"
+    "adc r16, r12\n\t"
+    "sbrs r23, 7\n\t" /* |P_r| */
+    "rjmp 2f\n\t"
+    "com r23\n\t"
+    "neg r22\n\t"
+    "sbci r23, 0xFF\n"
+    "2:\n\t"
+    "cp r24, r22\n\t" /* top */
+    "cpc r25, r23\n\t"
+    "brsh 3f\n\t"
+    "movw r24, r22\n"
+    "3:\n\t"
+    "sbrc r22, 0\n\t"
+    "inc r17\n\t"
+    "mul r22, r22\n\t" /* + lo^2 */
+    "add r18, r0\n\t"
+    "adc r19, r1\n\t"
+    "adc r20, r11\n\t"
+    "adc r21, r11\n\t"
+    "brcs 5f\n\t"
+    "mul r22, r23\n\t" /* + 2 lo hi 2^8 */
+    "lsl r0\n\t"
+    "rol r1\n\t"
+    "add r19, r0\n\t"
+    "adc r20, r1\n\t"
+    "adc r21, r11\n\t"
+    "brcs 5f\n\t"
+    "mul r23, r23\n\t" /* + hi^2 2^16 */
+    "add r20, r0\n\t"
+    "adc r21, r1\n\t"
+    "brcs 5f\n\t"
+    "dec r13\n\t"
+    "brne 1b\n"
+    "4:\n\t"
+    "st Z+, r18\n\t"
+    "st Z+, r19\n\t"
+    "st Z+, r20\n\t"
+    "st Z+, r21\n\t"
+    "st Z+, r14\n\t"
+    "st Z+, r15\n\t"
+    "st Z+, r16\n\t"
+    "st Z+, r16\n\t"
+    "st Z+, r24\n\t"
+    "st Z+, r25\n\t"
+    "st Z+, r17\n\t"
+    "clr r1\n\t"
+    "pop r17\n\t"
+    "pop r16\n\t"
+    "pop r15\n\t"
+    "pop r14\n\t"
+    "pop r13\n\t"
+    "pop r12\n\t"
+    "pop r11\n\t"
+    "ret\n"
+    "5:\n\t" /* past 2^32: far above 2 SMALL + 1 */
+    "ldi r18, 0xFF\n\t"
+    "ldi r19, 0xFF\n\t"
+    "movw r20, r18\n\t"
+    "rjmp 4b\n\t"
+    ".size kb_protonn_avr_q, .-kb_protonn_avr_q\n\t"
+    ".popsection");
+
+/* kb_protonn_avr_kern's list of a block (static: a frame this large costs the C around it
+ * more than the RAM is worth on the stack) */
+static uint8_t kb_protonn_avr_list[4 * KB_PROTONN_BLOCK];
 
 /* The scores (m->scores, zeroed by the caller) through D_j = Q + H_j 2^e; 0 when this
  * prediction is outside the conditions above (nothing changed: the caller runs the C). */
 static __attribute__((noinline)) uint8_t kb_protonn_avr_scores(kb_protonn_t *m)
 {
     static kb_protonn_avr_const_t K;
-    const uint8_t d = m->proj.d;
+    const uint8_t d = m->proj.d, L = m->L;
     const int16_t *const P = m->P;
     kb_protonn_avr_ctx_t c;
+    kb_protonn_avr_lab_t lab;
+    kb_protonn_cur_t zc;
+    const uint8_t *grp = KB_PROTONN_GROUPS;
+    uint16_t z0 = 0;
     uint32_t q = 0;
+    int32_t pw = 0; /* sum_r P_r */
     uint16_t top = 0;
-    uint8_t r;
+    uint8_t r, left = m->m;
     if (K.state == 0)
         kb_protonn_avr_const(m, &K);
     if (K.state != 1)
@@ -900,26 +1034,23 @@ static __attribute__((noinline)) uint8_t kb_protonn_avr_scores(kb_protonn_t *m)
     if (K.s <= 1u) {
         /* rshift_round(P^2, 1) = (P^2 + (P & 1)) / 2, P^2 and P having one parity: the sum
          * of squares and of the odd P's, halved once */
-        uint8_t odd = 0;
-        for (r = 0; r < d; r++) {
-            const int16_t p = P[r];
-            const uint16_t u = p < 0 ? (uint16_t)-p : (uint16_t)p;
-            if (u > top)
-                top = u;
-            odd = (uint8_t)(odd + (u & 1u));
-            q += kb_protonn_sq(u > KB_ACT_MAX ? (uint16_t)KB_ACT_MAX : u);
-            if (q > 2u * (uint32_t)KB_SMALL + 1u)
-                return 0;
-        }
+        kb_protonn_avr_q_t o;
+        kb_protonn_avr_q(P, d, &o);
+        q = o.q;
+        if (q > 2u * (uint32_t)KB_SMALL + 1u)
+            return 0;
         if (K.s)
-            q = (q + odd) >> 1;
+            q = (q + o.odd) >> 1;
         if (q > (uint32_t)KB_SMALL)
             return 0;
+        pw = (int32_t)((uint32_t)o.sum << 8) >> 8; /* 24 bits, sign-extended */
+        top = o.top;
     } else {
         const uint32_t half = (uint32_t)1 << (K.s - 1u);
         for (r = 0; r < d; r++) {
             const int16_t p = P[r];
             const uint16_t u = p < 0 ? (uint16_t)-p : (uint16_t)p;
+            pw += p;
             if (u > top)
                 top = u;
             q += kb_protonn_term(p, 0, K.s, half);
@@ -929,37 +1060,46 @@ static __attribute__((noinline)) uint8_t kb_protonn_avr_scores(kb_protonn_t *m)
     }
     if (top > K.topmax)
         return 0; /* an e_r could saturate */
-    c = K.c;
-    c.h0 = kb_protonn_shr(q, K.e) + K.h0c;
-    if (m->lenc == KB_SMAT_DENSE && c.L == 1) {
-        m->scores[0] = kb_protonn_avr_one(&c, m->protos, KB_PROTONN_CSUM, m->labels, m->m);
-    }
-#if KB_PROTONN_LMAX > 1 /* a firmware of one score leaves out the labels' assembly */
-    else if (m->lenc == KB_SMAT_DENSE) {
-        /* the kernel values of KB_PROTONN_BLOCK prototypes at a time, then their labels */
-        uint8_t list[4 * KB_PROTONN_BLOCK];
-        kb_protonn_avr_lab_t lab;
-        const uint8_t *pp = m->protos, *cs = KB_PROTONN_CSUM, *zq = m->labels;
-        uint8_t left = m->m;
-        lab.list = list;
-        lab.scores = m->scores;
-        lab.L = c.L;
-        while (left != 0) {
-            const uint8_t nb = left > KB_PROTONN_BLOCK ? KB_PROTONN_BLOCK : left;
-            c.list = list;
-            (void)kb_protonn_avr_one(&c, pp, cs, zq, nb);
-            lab.n = (uint8_t)((uint16_t)(c.list - list) >> 2);
-            if (lab.n != 0)
-                kb_protonn_avr_labels(&lab);
-            pp += (uint16_t)nb * d;
-            cs += 4u * nb;
-            zq += (uint16_t)nb * c.L;
-            left = (uint8_t)(left - nb);
-        }
-    }
+    /* floor(Q / 2^e) + 2^7 sum_r P_r with byte moves where -Os makes shift loops (|sum| <
+     * 2^21: the shift by 8 stays an int32) */
+#if KB_PROTONN_QE > 4 && KB_PROTONN_QE < 8
+    q = (q >> 8) << (8 - KB_PROTONN_QE) | (uint8_t)((uint8_t)q >> KB_PROTONN_QE);
+#else
+    q >>= KB_PROTONN_QE;
 #endif
-    else {
-        kb_protonn_avr_sparse(m, &c);
+    c.h0 = q + K.h0c + (uint32_t)((int32_t)((uint32_t)pw << 8) >> 1);
+    c.P = P;
+    c.table = m->table;
+    if (L == 1) { /* the labels are in the groups: one pass */
+        c.s = 0;
+        c.left = m->m;
+        kb_protonn_avr_kern(&c, grp, NULL, m->m);
+        m->scores[0] = c.s;
+        return 1;
+    }
+    lab.list = kb_protonn_avr_list;
+    lab.scores = m->scores;
+    lab.L = L;
+    kb_protonn_cur_init(&zc, m->labels, m->lenc == KB_SMAT_SPARSE ? m->llen : 0u);
+    /* the kernel values of KB_PROTONN_BLOCK prototypes at a time, then their labels */
+    while (left != 0) {
+        const uint8_t nb = left > KB_PROTONN_BLOCK ? KB_PROTONN_BLOCK : left;
+        c.list = kb_protonn_avr_list;
+        c.left = nb;
+        kb_protonn_avr_kern(&c, grp,
+                            m->lenc == KB_SMAT_DENSE ? m->labels + z0
+                                                     : (const uint8_t *)(uintptr_t)z0,
+                            nb);
+        lab.n = (uint8_t)((uint16_t)(c.list - kb_protonn_avr_list) >> 2);
+        if (lab.n != 0) {
+            if (m->lenc == KB_SMAT_DENSE)
+                kb_protonn_avr_labels(&lab);
+            else
+                kb_protonn_avr_sparse(m, &zc, kb_protonn_avr_list, lab.n);
+        }
+        grp += KB_PROTONN_BLOCK / 4u * (16u + 4u * KB_PROTONN_QD);
+        z0 = (uint16_t)(z0 + KB_PROTONN_BLOCK * KB_PROTONN_QL);
+        left = (uint8_t)(left - nb);
     }
     return 1;
 }
@@ -1053,10 +1193,17 @@ static KB_PROTONN_HOT uint32_t kb_protonn_predict(kb_protonn_t *m)
     }
     if (L == 1)
         return (uint32_t)(m->scores[0] > 0);
-    j = 0;
-    for (l = 1; l < L; l++)
-        if (m->scores[l] > m->scores[j])
-            j = l;
+    {
+        int32_t best = m->scores[0];
+        j = 0;
+        for (l = 1; l < L; l++) {
+            const int32_t v = m->scores[l];
+            if (v > best) {
+                best = v;
+                j = l;
+            }
+        }
+    }
     return j;
 }
 

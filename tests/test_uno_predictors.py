@@ -129,6 +129,70 @@ def test_trained_protonn_labels_in_groups_bit_for_bit(uno, name, classes, m):
         s.X_train[keep][:600], s.y_train[keep][:600])
     p = est.int_[8]
     assert p.L == classes and p.m == m and p.bshift >= 1 and p.dshift <= p.bshift + 1
-    assert p.proto_enc == D and p.z_enc == D  # the paths of kb_protonn_avr_one and _labels
+    assert p.proto_enc == D and p.z_enc == D  # the paths of kb_protonn_avr_kern and _labels
     codes = est.codes(s.X_test[:30])
     same_as_host(uno, p, [[int(c) for c in u] for u in codes])
+
+
+@pytest.fixture(scope="module")
+def pendigits_protonn():
+    s = data.load("pendigits-10")
+    est = ProtoNN(d=9, m=22, budget=4096, epochs=(2, 1), batch=64, seed=0).fit(
+        s.X_train[:500], s.y_train[:500])
+    codes = est.codes(s.X_test[:24])
+    return est.int_[8], [[int(c) for c in u] for u in codes]
+
+
+def _variant(p, **kw):
+    from kilobit.models.protonn.model import ProtoNNInt
+    args = dict(projection=p.pj, protos=p.protos, bshift=p.bshift, dshift=p.dshift,
+                kshift=p.kshift, table=p.table, zmat=p.zmat, classes=p.classes,
+                multilabel=p.multilabel, proto_enc=p.proto_enc, z_enc=p.z_enc)
+    args.update(kw)
+    return ProtoNNInt(**args)
+
+
+@pytest.mark.parametrize("case", ["trained", "sh=8", "byte 0", "byte 2", "byte 3", "ksat",
+                                  "sparse labels", "one score", "one score, sparse",
+                                  "one score, ksat"])
+def test_the_uno_distance_kernel_at_every_shift(uno, pendigits_protonn, case):
+    """The Uno's distance kernel (kb_protonn.h, kb_protonn_avr_kern: four prototypes at a time,
+    the kernel index from immediates the header makes) against the host: the index's bytes and
+    bits at every place (sh = kshift - e: 14 as trained, 8 with no bits, below 8, two bytes,
+    three), a saturated D inside the table (ksat != 0), labels SPARSE (the C through the list)
+    and one score (S in registers, the labels in the group table); d = 9 (odd: a half turn), m =
+    22 (a padded group)."""
+    import numpy as np
+    from kilobit.models.protonn import firmware
+    p, inputs = pendigits_protonn
+    ramp = np.linspace(32767, 1, 255).astype(np.int64)
+    one = dict(classes=2, zmat=p.zmat[:, :1] - p.zmat[:, 1:2] // 2)
+    kw = {"trained": {}, "sh=8": dict(kshift=p.bshift + 1 - p.dshift + 8),
+          "byte 0": dict(kshift=p.bshift + 1 - p.dshift + 5, table=ramp),
+          "byte 2": dict(kshift=p.bshift + 1 - p.dshift + 19, table=ramp),
+          "byte 3": dict(bshift=1, protos=p.protos >> 6, dshift=0, kshift=30, table=ramp),
+          "ksat": dict(kshift=24, table=ramp),
+          "sparse labels": dict(z_enc=S),
+          "one score": one, "one score, sparse": dict(one, z_enc=S),
+          "one score, ksat": dict(one, kshift=24, table=ramp)}[case]
+    m = _variant(p, **kw)
+    k = firmware.avr_consts(m)
+    assert k is not None  # the header gives the firmware the kernel
+    if case == "ksat":
+        assert k["ksat"] != 0
+    want_sh = {"sh=8": 8, "byte 0": 5, "byte 2": 19, "byte 3": 28}.get(case)
+    if want_sh is not None:
+        assert k["sh"] == want_sh
+    same_as_host(uno, m, inputs)
+
+
+def test_the_uno_takes_the_distance_kernel(uno, pendigits_protonn, monkeypatch):
+    """The constants the header makes agree with those the chip derives (else it takes the C,
+    right but slow): the same replies in fewer cycles than a firmware without the kernel's
+    table. kb_sim counts cycles exactly, so the comparison is deterministic."""
+    from kilobit.models.protonn import firmware
+    p, inputs = pendigits_protonn
+    _, fast, _ = uno.replay(p.to_bytes(), inputs, "uno")
+    monkeypatch.setattr(firmware, "avr_consts", lambda m: None)
+    _, slow, _ = uno.replay(p.to_bytes(), inputs, "uno")
+    assert sum(uno.cycles(fast)) < sum(uno.cycles(slow))

@@ -117,6 +117,9 @@ static const char *opt_elf = NULL;
 static const char *opt_eeprom = NULL;
 static uint64_t opt_cut_write = 0;   /* 0: no power cut */
 static long opt_cut_value = -1;      /* -1: the cut byte keeps its old value */
+static const char *opt_profile = NULL; /* cycles per instruction address, written to this file */
+static uint8_t profile_open[256];      /* markers after which cycles count (all if none given) */
+static int profile_any = 1;
 
 /* ---- state ---- */
 static avr_t *avr;
@@ -555,8 +558,11 @@ static void usage(void)
 	        "              [--max-cycles N] [--idle-cycles N] [--done-marker V]\n"
 	        "              [--rx-mode stream|byte|interactive] [--report FILE] [-v]\n"
 	        "              [--eeprom FILE] [--cut-eeprom-write N [--cut-value V]]\n"
+	        "              [--profile FILE [--profile-open V,V...]]\n"
 	        "              firmware.elf\n"
-	        "  ADDR is a data-space address (attiny2313 GPIOR1 = 0x34, atmega328p = 0x4A)\n");
+	        "  ADDR is a data-space address (attiny2313 GPIOR1 = 0x34, atmega328p = 0x4A)\n"
+	        "  --profile: the cycles spent at each flash address (\"address cycles\" lines), counted\n"
+	        "  while the latest marker is one of --profile-open (any, when not given)\n");
 	exit(EXIT_USAGE);
 }
 
@@ -597,6 +603,14 @@ int main(int argc, char **argv)
 				opt_rx_interactive = 1;
 			else
 				usage();
+		} else if (!strcmp(a, "--profile"))
+			opt_profile = ARG();
+		else if (!strcmp(a, "--profile-open")) {
+			char *list = strdup(ARG()), *tok, *save = NULL;
+			profile_any = 0;
+			for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+				profile_open[parse_u64(tok, "--profile-open") & 0xff] = 1;
+			free(list);
 		} else if (!strcmp(a, "--report"))
 			opt_report = ARG();
 		else if (!strcmp(a, "--eeprom"))
@@ -722,8 +736,16 @@ int main(int argc, char **argv)
 	int code = EXIT_OK;
 	char msgbuf[256];
 
+	uint64_t *prof = NULL;
+	if (opt_profile && !(prof = calloc(1u << 16, sizeof *prof)))
+		die(EXIT_USAGE, "out of memory for --profile");
 	for (;;) {
+		const avr_flashaddr_t pc0 = avr->pc;
+		const uint64_t c0 = avr->cycle;
 		int state = avr_run(avr);
+		if (prof && (profile_any ||
+		             (n_markers > 0 && profile_open[markers[n_markers - 1].value])))
+			prof[(pc0 >> 1) & 0xFFFFu] += avr->cycle - c0;
 		uint16_t sp = (uint16_t)(avr->data[R_SPL] | (avr->data[R_SPH] << 8));
 		if (sp < min_sp) {
 			min_sp = sp;
@@ -795,6 +817,17 @@ int main(int argc, char **argv)
 
 	if (opt_eeprom)
 		ee_save(avr);
+	if (prof) {
+		FILE *f = fopen(opt_profile, "w");
+		if (!f)
+			die(EXIT_USAGE, "cannot write %s: %s", opt_profile, strerror(errno));
+		for (uint32_t w = 0; w < (1u << 16); w++)
+			if (prof[w])
+				fprintf(f, "0x%05x %" PRIu64 "\n", (unsigned)(w << 1), prof[w]);
+		if (fclose(f) != 0)
+			die(EXIT_USAGE, "cannot write %s: %s", opt_profile, strerror(errno));
+		free(prof);
+	}
 	if (code != EXIT_OK)
 		fprintf(stderr, "kb_sim: %s\n", message);
 	if (opt_report) {

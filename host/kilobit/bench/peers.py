@@ -25,7 +25,7 @@ avr-gcc -Os like kilobit's firmware, on kb_sim; every chip reply must equal emle
 reference: the same C compiled for the host (firmware_c/host/peer_ref.c; emlearn's Python
 wrapper reads CSV lines of at most 2 KB, too short for 256 or 784 features). *Model bytes*:
 kilobit's device payload plus the flash tables its firmware header derives from it (the
-projection's row records, ProtoNN's C_j); emlearn's, the flash its firmware has over the harness
+projection's row table, ProtoNN's prototype groups); emlearn's, the flash its firmware has over the harness
 without a model (an inline tree is code; tables in RAM are also in flash, their initial values).
 """
 import hashlib
@@ -271,7 +271,7 @@ def _said(r):
 
 def _derived_bytes(model_bytes):
     """The flash tables the firmware header derives from a model file (the projection's row
-    records, the Bonsai tree's rows, ProtoNN's C_j)."""
+    table, the Bonsai tree's rows, ProtoNN's prototype groups)."""
     from kilobit.models import registry
     spec = registry.of_file(model_bytes)
     m, _ = spec.load(model_bytes)

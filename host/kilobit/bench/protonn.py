@@ -273,9 +273,11 @@ def _report(res, sd, quick, seconds):
             "plus the stack high-water mark measured by the simulator. Every reply (P, scores, "
             "prediction) is checked against the host integer model. firmware_c's AVR paths "
             "(issue 22): the projection as for Bonsai, and the distances through "
-            "D = Q + 2^e (C_j - P . Bq_j) (kb_protonn.h): one multiply-add a prototype weight, "
-            "the C_j a table the firmware header derives from the model file; with more "
-            "than one score, the labels four at a time in registers over the list of the "
+            "D = Q + 2^e (C_j - P . Bq_j) (kb_protonn.h, docs/contract.md section 10): four "
+            "prototypes at a time sharing each load of P_r, a weight two unsigned MULs (16 "
+            "cycles), from a table the firmware header derives from the model file (C'_j and "
+            "the prototypes interleaved and offset); one score summed as the kernel values "
+            "come, more than one four labels at a time in registers over the list of the "
             "prototypes whose kernel value is not 0 (kb_protonn_avr_labels)." % QUICK_UNO_INPUTS)
         add("")
         add("| model | bytes int8 | weights | int8 accuracy | inputs | cycles mean | cycles max | "

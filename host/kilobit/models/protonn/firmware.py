@@ -5,6 +5,7 @@ import struct
 import numpy as np
 
 from kilobit.core import kbfile, smat
+from kilobit.core.fixedpoint import SMALL
 from kilobit.models import predictor
 from kilobit.models.protonn.model import ProtoNNInt
 
@@ -17,28 +18,75 @@ def header(model_bytes, frames=True):
                             frames, avr_tables=avr_tables)
 
 
-def _has_csum(m):
-    """The Uno's distances through C_j need DENSE int8 prototypes and bshift >= 1."""
-    return m.wbits == 8 and m.proto_enc == smat.DENSE and m.bshift >= 1
+#: prototypes a group of the Uno's distance kernel (kb_protonn_avr_kern: four sums in registers)
+GROUP = 4
+
+
+def avr_consts(m):
+    """The constants of the Uno's distances D_j = Q + 2^e H_j (firmware_c/kb_protonn.h,
+    kb_protonn_avr_const makes the same on the chip and takes the C when they differ): a dict
+    of e, sh (the kernel index is v >> sh), istop, ksat; or None outside its conditions (int8
+    DENSE prototypes, 1 <= bshift, dshift <= bshift + 1, kshift >= e)."""
+    if m.wbits != 8 or m.proto_enc != smat.DENSE or m.bshift < 1 \
+            or m.dshift > m.bshift + 1:
+        return None
+    e = m.bshift + 1 - m.dshift
+    if m.kshift < e:
+        return None
+    nt = len(m.table)
+    stop = SMALL + 1
+    if m.kshift < 23 and nt << m.kshift < stop:
+        stop = nt << m.kshift
+    stop >>= e
+    sh = m.kshift - e
+    isat = SMALL >> m.kshift
+    return {"e": e, "sh": sh, "istop": stop >> sh,
+            "ksat": int(m.table[isat]) if isat < nt else 0}
+
+
+def avr_groups(m):
+    """The prototypes as the Uno's distance kernel reads them, GROUP at a time (the last group
+    padded): per group the four C'_j = 2^(bshift-1) sum_r Bq_jr^2 + 2^15 sum_r Bq_jr (int32
+    little-endian), then per r the four Bq_jr + 128, and with one score (L = 1) the four Zq_j0.
+    With P_r + 2^15 and Bq_jr + 128 both unsigned a term is two MULs and no sign, and the
+    offsets fold into C'_j and the per-input constant (kb_protonn_avr_scores)."""
+    B = m.protos.astype(np.int64)
+    pad = -m.m % GROUP
+    B = np.vstack([B, np.zeros((pad, m.d), np.int64)])
+    Z = np.concatenate([m.zmat.reshape(m.m, m.L)[:, 0], np.zeros(pad, np.int64)])
+    c = ((B ** 2).sum(axis=1) << (m.bshift - 1)) + (B.sum(axis=1) << 15)
+    out = bytearray()
+    for g in range(0, len(B), GROUP):
+        out += c[g:g + GROUP].astype("<i4").tobytes()
+        out += (B[g:g + GROUP].T + 128).astype(np.uint8).tobytes()
+        if m.L == 1:
+            out += (Z[g:g + GROUP] & 0xFF).astype(np.uint8).tobytes()
+    return bytes(out)
 
 
 def avr_tables(m):
-    """The Uno's derived table of a model with DENSE int8 prototypes and bshift >= 1
-    (firmware_c/kb_protonn.h, KB_PROTONN_CSUM): per prototype j the constant
-    C_j = 2^(bshift-1) sum_r Bq[j][r]^2 of D_j = Q + 2^e (C_j - sum_r P_r Bq[j][r]), int32
-    little-endian, so that a distance costs one multiply-add a weight."""
-    if not _has_csum(m):
+    """The Uno's derived table and constants of a model its distance kernel runs (avr_consts,
+    avr_groups: firmware_c/kb_protonn.h, KB_PROTONN_GROUPS); none for another."""
+    k = avr_consts(m)
+    if k is None:
         return []
-    c = ((m.protos.astype(np.int64) ** 2).sum(axis=1) << (m.bshift - 1)).astype("<i4")
-    return ["/* per prototype 2^(bshift-1) sum |Bq|^2 (kb_protonn.h, KB_PROTONN_CSUM) */",
-            "static const uint8_t kb_fw_protonn_csum[%d] KB_FW_PROGMEM = {%s};"
-            % (4 * m.m, ",".join(str(b) for b in c.tobytes())),
-            "#define KB_PROTONN_CSUM kb_fw_protonn_csum"]
+    g = avr_groups(m)
+    return ["/* the prototypes four at a time for the distance kernel (kb_protonn.h, "
+            "KB_PROTONN_GROUPS) */",
+            "static const uint8_t kb_fw_protonn_groups[%d] KB_FW_PROGMEM = {%s};"
+            % (len(g), ",".join(str(b) for b in g)),
+            "#define KB_PROTONN_GROUPS kb_fw_protonn_groups",
+            "#define KB_PROTONN_QD %d" % m.d,
+            "#define KB_PROTONN_QL %d" % m.L,
+            "#define KB_PROTONN_QE %d" % k["e"],
+            "#define KB_PROTONN_QSH %d" % k["sh"],
+            "#define KB_PROTONN_QISTOP %d" % k["istop"],
+            "#define KB_PROTONN_QKSAT %d" % k["ksat"]]
 
 
 def derived_bytes(m):
     """Flash bytes of avr_tables(m)."""
-    return 4 * m.m if _has_csum(m) else 0
+    return 0 if avr_consts(m) is None else len(avr_groups(m))
 
 
 def reply_row(m, p):

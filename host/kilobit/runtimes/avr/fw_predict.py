@@ -86,17 +86,21 @@ def read(take, m, steps, who, on_row=None, skip_zeros=False):
     return rows
 
 
-def replay(model_bytes, inputs, board_name="uno", max_cycles=4 * 10 ** 9, skip_zeros=False):
+def replay(model_bytes, inputs, board_name="uno", max_cycles=4 * 10 ** 9, skip_zeros=False,
+           profile=None):
     """Stream each input (a list of codes) and predict, on the simulated board. Returns (rows,
     SimResult, sizes): rows are the golden fields per input (Bonsai: P, leaf, scores,
     prediction; ProtoNN: P, None for each D and k, scores, prediction); result.markers give
-    the cycles (cycles(result))."""
+    the cycles (cycles(result)). `profile`: a path for the cycles spent at each flash address
+    inside the update and predict handlers (kilobit.runtimes.avr.profile)."""
     spec, m, pl = load(model_bytes)
     elf, sizes = build(model_bytes, board_name)
     steps = [("P", None, u) for u in inputs]
     fr = frames(m, steps, skip_zeros) + [protocol.stop_frame()]
     b = firmware.board(board_name)
-    result = kb_sim.run(elf, b["mcu"], b["clock_hz"], b"".join(fr), max_cycles=max_cycles)
+    result = kb_sim.run(elf, b["mcu"], b["clock_hz"], b"".join(fr), max_cycles=max_cycles,
+                        profile=None if profile is None
+                        else (profile, (MARK_UPDATE[0], MARK_PREDICT[0])))
     take = protocol.taker(protocol.parse_replies(result.output), board_name)
     rows = read(take, m, steps, board_name, skip_zeros=skip_zeros)
     take("S")

@@ -219,7 +219,7 @@ def avr_size(elf):
 
 def run(elf, mcu, freq=None, input_bytes=b"", max_cycles=2 * 10 ** 9, idle_cycles=None,
         marker_reg=None, done_marker=None, rx_mode="stream", check=True, timeout=600,
-        eeprom=None, cut_write=None, cut_value=None):
+        eeprom=None, cut_write=None, cut_value=None, profile=None):
     """Run `elf` on a simulated `mcu` at `freq` Hz, feeding `input_bytes` to UART0.
 
     The run ends when the firmware sleeps with interrupts off (stop "done"), writes `done_marker`
@@ -242,6 +242,10 @@ def run(elf, mcu, freq=None, input_bytes=b"", max_cycles=2 * 10 ** 9, idle_cycle
     `eeprom` is a file holding the chip's EEPROM across runs (missing: blank), written back when
     the run ends. `cut_write` N cuts the power as the N-th EEPROM byte write starts (stop
     "power-cut"); that byte keeps its old value, or holds `cut_value` (a torn write).
+
+    `profile` (path, marker values) writes to path the cycles spent at each flash address while
+    the latest marker is one of the values (all when empty): "0xADDR cycles" lines, for
+    kilobit.runtimes.avr.profile.
     """
     if freq is None:
         freq = DEFAULT_FREQ[mcu]
@@ -259,6 +263,10 @@ def run(elf, mcu, freq=None, input_bytes=b"", max_cycles=2 * 10 ** 9, idle_cycle
             cmd += ["--done-marker", str(int(done_marker))]
         if eeprom is not None:
             cmd += ["--eeprom", os.path.abspath(eeprom)]
+        if profile is not None:
+            cmd += ["--profile", os.path.abspath(profile[0])]
+            if profile[1]:
+                cmd += ["--profile-open", ",".join(str(int(v)) for v in profile[1])]
         if cut_write is not None:
             cmd += ["--cut-eeprom-write", str(int(cut_write))]
             if cut_value is not None:
