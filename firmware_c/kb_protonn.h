@@ -820,6 +820,7 @@ __asm__(
     ".size kb_protonn_avr_labels, .-kb_protonn_avr_labels\n\t"
     ".popsection");
 
+#if KB_PROTONN_QL > 1
 /* The scores for SPARSE labels from a block's list (kb_protonn_avr_kern with zq 0: an entry's
  * row is j L; L > 1), the labels' cursor zc carried from block to block. Apart, so that its
  * frame is not on the stack of a model with DENSE labels. */
@@ -838,6 +839,8 @@ static __attribute__((noinline)) void kb_protonn_avr_sparse(kb_protonn_t *m, kb_
         }
     }
 }
+
+#endif
 
 /* The model's constants of kb_protonn_avr_scores, made by its first prediction: the one model
  * this translation unit runs never changes, and their shifts are loops here. */
@@ -1007,9 +1010,11 @@ __asm__(
     ".size kb_protonn_avr_q, .-kb_protonn_avr_q\n\t"
     ".popsection");
 
+#if KB_PROTONN_QL > 1
 /* kb_protonn_avr_kern's list of a block (static: a frame this large costs the C around it
- * more than the RAM is worth on the stack) */
+ * more than the RAM is worth on the stack; one score needs none) */
 static uint8_t kb_protonn_avr_list[4 * KB_PROTONN_BLOCK];
+#endif
 
 /* The scores (m->scores, zeroed by the caller) through D_j = Q + H_j 2^e; 0 when this
  * prediction is outside the conditions above (nothing changed: the caller runs the C). */
@@ -1019,14 +1024,10 @@ static __attribute__((noinline)) uint8_t kb_protonn_avr_scores(kb_protonn_t *m)
     const uint8_t d = m->proj.d, L = m->L;
     const int16_t *const P = m->P;
     kb_protonn_avr_ctx_t c;
-    kb_protonn_avr_lab_t lab;
-    kb_protonn_cur_t zc;
-    const uint8_t *grp = KB_PROTONN_GROUPS;
-    uint16_t z0 = 0;
     uint32_t q = 0;
     int32_t pw = 0; /* sum_r P_r */
     uint16_t top = 0;
-    uint8_t r, left = m->m;
+    uint8_t r;
     if (K.state == 0)
         kb_protonn_avr_const(m, &K);
     if (K.state != 1)
@@ -1070,37 +1071,45 @@ static __attribute__((noinline)) uint8_t kb_protonn_avr_scores(kb_protonn_t *m)
     c.h0 = q + K.h0c + (uint32_t)((int32_t)((uint32_t)pw << 8) >> 1);
     c.P = P;
     c.table = m->table;
-    if (L == 1) { /* the labels are in the groups: one pass */
-        c.s = 0;
-        c.left = m->m;
-        kb_protonn_avr_kern(&c, grp, NULL, m->m);
-        m->scores[0] = c.s;
-        return 1;
-    }
-    lab.list = kb_protonn_avr_list;
-    lab.scores = m->scores;
-    lab.L = L;
-    kb_protonn_cur_init(&zc, m->labels, m->lenc == KB_SMAT_SPARSE ? m->llen : 0u);
-    /* the kernel values of KB_PROTONN_BLOCK prototypes at a time, then their labels */
-    while (left != 0) {
-        const uint8_t nb = left > KB_PROTONN_BLOCK ? KB_PROTONN_BLOCK : left;
-        c.list = kb_protonn_avr_list;
-        c.left = nb;
-        kb_protonn_avr_kern(&c, grp,
-                            m->lenc == KB_SMAT_DENSE ? m->labels + z0
-                                                     : (const uint8_t *)(uintptr_t)z0,
-                            nb);
-        lab.n = (uint8_t)((uint16_t)(c.list - kb_protonn_avr_list) >> 2);
-        if (lab.n != 0) {
-            if (m->lenc == KB_SMAT_DENSE)
-                kb_protonn_avr_labels(&lab);
-            else
-                kb_protonn_avr_sparse(m, &zc, kb_protonn_avr_list, lab.n);
+#if KB_PROTONN_QL == 1 /* the labels are in the groups: one pass */
+    (void)L;
+    c.s = 0;
+    c.left = m->m;
+    kb_protonn_avr_kern(&c, KB_PROTONN_GROUPS, NULL, m->m);
+    m->scores[0] = c.s;
+#else
+    {
+        kb_protonn_avr_lab_t lab;
+        kb_protonn_cur_t zc;
+        const uint8_t *grp = KB_PROTONN_GROUPS;
+        uint16_t z0 = 0;
+        uint8_t left = m->m;
+        lab.list = kb_protonn_avr_list;
+        lab.scores = m->scores;
+        lab.L = L;
+        kb_protonn_cur_init(&zc, m->labels, m->lenc == KB_SMAT_SPARSE ? m->llen : 0u);
+        /* the kernel values of KB_PROTONN_BLOCK prototypes at a time, then their labels */
+        while (left != 0) {
+            const uint8_t nb = left > KB_PROTONN_BLOCK ? KB_PROTONN_BLOCK : left;
+            c.list = kb_protonn_avr_list;
+            c.left = nb;
+            kb_protonn_avr_kern(&c, grp,
+                                m->lenc == KB_SMAT_DENSE ? m->labels + z0
+                                                         : (const uint8_t *)(uintptr_t)z0,
+                                nb);
+            lab.n = (uint8_t)((uint16_t)(c.list - kb_protonn_avr_list) >> 2);
+            if (lab.n != 0) {
+                if (m->lenc == KB_SMAT_DENSE)
+                    kb_protonn_avr_labels(&lab);
+                else
+                    kb_protonn_avr_sparse(m, &zc, kb_protonn_avr_list, lab.n);
+            }
+            grp += KB_PROTONN_BLOCK / 4u * (16u + 4u * KB_PROTONN_QD);
+            z0 = (uint16_t)(z0 + KB_PROTONN_BLOCK * KB_PROTONN_QL);
+            left = (uint8_t)(left - nb);
         }
-        grp += KB_PROTONN_BLOCK / 4u * (16u + 4u * KB_PROTONN_QD);
-        z0 = (uint16_t)(z0 + KB_PROTONN_BLOCK * KB_PROTONN_QL);
-        left = (uint8_t)(left - nb);
     }
+#endif
     return 1;
 }
 #else

@@ -196,3 +196,21 @@ def test_the_uno_takes_the_distance_kernel(uno, pendigits_protonn, monkeypatch):
     monkeypatch.setattr(firmware, "avr_consts", lambda m: None)
     _, slow, _ = uno.replay(p.to_bytes(), inputs, "uno")
     assert sum(uno.cycles(fast)) < sum(uno.cycles(slow))
+
+
+def test_the_profile_accounts_for_every_handler_cycle(uno, pendigits_protonn, tmp_path):
+    """kb_sim --profile (kilobit.runtimes.avr.profile): the cycles it puts at the handlers'
+    addresses add up to exactly the cycles between their markers, and a ProtoNN prediction of
+    ten scores spends the most in its distance kernel and its labels."""
+    from kilobit.runtimes.avr import profile
+    p, inputs = pendigits_protonn
+    path = tmp_path / "prof.txt"
+    _, res, _ = uno.replay(p.to_bytes(), inputs[:6], "uno", profile=str(path))
+    prof = profile.read(str(path))
+    assert sum(prof.values()) == sum(uno.cycles(res))
+    elf, _ = uno.build(p.to_bytes(), "uno")
+    funcs = profile.per_function(elf, prof)
+    assert sum(c for c, _ in funcs) == sum(prof.values())
+    assert {funcs[0][1], funcs[1][1]} == {"kb_protonn_avr_kern", "kb_protonn_avr_labels"}
+    lines = profile.per_line(elf, prof)
+    assert sum(c for _, c, _ in lines) == sum(prof.values())

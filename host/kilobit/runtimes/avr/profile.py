@@ -24,14 +24,15 @@ def read(path):
 
 
 def symbols(elf):
-    """[(address, name)] of the ELF's functions, sorted by address (avr-nm)."""
-    p = subprocess.run(["avr-nm", "-n", elf], capture_output=True, text=True, check=True)
+    """[(address, name)] of the symbols in the ELF's .text, sorted by address (avr-objdump -t:
+    functions, and the labels between them; absolute symbols such as __stack are left out)."""
+    p = subprocess.run(["avr-objdump", "-t", elf], capture_output=True, text=True, check=True)
     out = []
     for line in p.stdout.splitlines():
-        parts = line.split()
-        if len(parts) == 3 and parts[1] in "tTwW":
-            out.append((int(parts[0], 16), parts[2]))
-    return out
+        m = re.match(r"([0-9a-f]{8}) (.{7}) (\S+)\s+[0-9a-f]+ (\S+)$", line)
+        if m and m.group(3) == ".text" and not m.group(4).startswith("."):
+            out.append((int(m.group(1), 16), m.group(4)))
+    return sorted(out)
 
 
 def per_function(elf, prof):
