@@ -26,24 +26,13 @@ enum {
 };
 KBN_CTX(NSLOT, kb_ckp_t);
 
-static KBN_TEXT mp_obj_t bind(mp_obj_t self);
-KBN_FUN(score);
-KBN_FUN(learn);
-KBN_FUN(predict);
-static MP_DEFINE_CONST_FUN_OBJ_1(bind_obj, bind);
-
-/* first in the text: 1.23's mpy_ld.py enters it by an 11-bit jump (kbn.h) */
-mp_obj_t mpy_init(mp_obj_fun_bc_t *self, size_t n_args, size_t n_kw, mp_obj_t *args)
-{
-    MP_DYNRUNTIME_INIT_ENTRY
-    kbn_init();
-    rc.children = (void *)&kbn_g; /* each function keeps the bss (kbn_g) alive */
-    mp_store_global(MP_QSTR_bind, MP_OBJ_FROM_PTR(&bind_obj));
-    mp_store_global(MP_QSTR_score, MP_DYNRUNTIME_MAKE_FUNCTION(score));
-    mp_store_global(MP_QSTR_learn, MP_DYNRUNTIME_MAKE_FUNCTION(learn));
-    mp_store_global(MP_QSTR_predict, MP_DYNRUNTIME_MAKE_FUNCTION(predict));
-    MP_DYNRUNTIME_INIT_EXIT
-}
+/* the module's functions; mpy_init first in the text: 1.23's mpy_ld.py enters it by an 11-bit
+ * jump (kbn.h) */
+#define KBN_FUNS(X) \
+    X(MP_QSTR_score, score) \
+    X(MP_QSTR_learn, learn) \
+    X(MP_QSTR_predict, predict)
+KBN_MODULE(KBN_FUNS)
 
 #include "kbn_bind.h"
 

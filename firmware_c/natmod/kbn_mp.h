@@ -268,4 +268,25 @@ KBN_INLINE mp_int_t kbn_arg(mp_obj_t o, mp_int_t lo, mp_int_t hi)
 #define KBN_FUN(name) \
     static KBN_TEXT mp_obj_t name(mp_obj_t fun, size_t n_args, size_t n_kw, mp_obj_t *args)
 
+/* The module's entry, written once for every glue: its functions (KBN_FUN) and bind (kbn_bind.h
+ * or kbn_predictor.h) declared, then mpy_init, which stores them as the module's globals. A glue
+ * lists its functions as an X-macro, X(MP_QSTR_name, function) each, the qstrs spelt out in the
+ * glue itself (mpy_ld.py finds a module's qstrs in its sources' text), and writes
+ * KBN_MODULE(list) where mpy_init must be: first in the text (kbn.h). */
+#define KBN_DECLARE_(q, fn) KBN_FUN(fn);
+#define KBN_STORE_(q, fn) mp_store_global(q, MP_DYNRUNTIME_MAKE_FUNCTION(fn));
+#define KBN_MODULE(funs)                                                                      \
+    static KBN_TEXT mp_obj_t bind(mp_obj_t self);                                             \
+    funs(KBN_DECLARE_)                                                                        \
+    static MP_DEFINE_CONST_FUN_OBJ_1(bind_obj, bind);                                         \
+    mp_obj_t mpy_init(mp_obj_fun_bc_t *self, size_t n_args, size_t n_kw, mp_obj_t *args)      \
+    {                                                                                         \
+        MP_DYNRUNTIME_INIT_ENTRY                                                              \
+        kbn_init();                                                                           \
+        rc.children = (void *)&kbn_g; /* each function keeps the bss (kbn_g) alive */         \
+        mp_store_global(MP_QSTR_bind, MP_OBJ_FROM_PTR(&bind_obj));                            \
+        funs(KBN_STORE_)                                                                      \
+        MP_DYNRUNTIME_INIT_EXIT                                                               \
+    }
+
 #endif /* KBN_MP_H */

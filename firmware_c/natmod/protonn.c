@@ -25,53 +25,22 @@
 #include "kbn_mp.h"
 
 enum { BUF, PROJ, DIST, KERN, SCORES, NSLOT };
-typedef struct {
-    kbn_head_t h;
-    kbn_slot_t s[NSLOT];
-    const void *payload; /* what k was parsed from */
-    size_t len;
-    kb_protonn_t k;
-} ctx_t;
+#define KBN_PREDICTOR_T kb_protonn_t
+#define KBN_PREDICTOR_INIT kbn_protonn_init
+#define KBN_PREDICTOR_UPDATE kbn_protonn_update
+#define KBN_PREDICTOR_UPDATE_RUN kbn_protonn_update_run
+#define KBN_PREDICTOR_RESET kbn_protonn_reset
+#include "kbn_predictor.h" /* ctx_t, the entry, bind, get, update, update_run, reset */
 
-static KBN_TEXT mp_obj_t bind(mp_obj_t self);
-KBN_FUN(update);
-KBN_FUN(update_run);
-KBN_FUN(reset);
-KBN_FUN(predict);
-static MP_DEFINE_CONST_FUN_OBJ_1(bind_obj, bind);
-
-/* first in the text: 1.23's mpy_ld.py enters it by an 11-bit jump (kbn.h) */
-mp_obj_t mpy_init(mp_obj_fun_bc_t *self, size_t n_args, size_t n_kw, mp_obj_t *args)
-{
-    MP_DYNRUNTIME_INIT_ENTRY
-    kbn_init();
-    rc.children = (void *)&kbn_g; /* each function keeps the bss (kbn_g) alive */
-    mp_store_global(MP_QSTR_bind, MP_OBJ_FROM_PTR(&bind_obj));
-    mp_store_global(MP_QSTR_update, MP_DYNRUNTIME_MAKE_FUNCTION(update));
-    mp_store_global(MP_QSTR_update_run, MP_DYNRUNTIME_MAKE_FUNCTION(update_run));
-    mp_store_global(MP_QSTR_reset, MP_DYNRUNTIME_MAKE_FUNCTION(reset));
-    mp_store_global(MP_QSTR_predict, MP_DYNRUNTIME_MAKE_FUNCTION(predict));
-    MP_DYNRUNTIME_INIT_EXIT
-}
-
-#include "kbn_bind.h"
-
-/* Bind x to its model's attributes as they are now; the payload is parsed again when it is not
- * the one x was parsed from. 0, or kb_err_t's code (x is then left unbound). */
+/* Bind x to its model's attributes as they are now (the payload parsed again when it is
+ * not the one x was parsed from). 0, or kb_err_t's code (x is then left unbound). */
 static KBN_TEXT int rebind(ctx_t *x)
 {
     kbn_head_t *h = &x->h;
-    mp_map_t *map = kbn_rebind(h);
-    size_t len;
-    const uint8_t *pl = kbn_slot_buf(h, map, BUF, MP_QSTR_buf, 0, -1, KBN_FIXED, &len);
-    if (pl != x->payload || len != x->len) {
-        const int err = kbn_protonn_init(&x->k, pl, (uint32_t)len);
-        x->payload = NULL;
-        if (err)
-            return err;
-        x->payload = pl;
-        x->len = len;
-    }
+    int err;
+    mp_map_t *map = kbn_parse(x, &err);
+    if (err)
+        return err;
     kbn_slot_buf(h, map, PROJ, MP_QSTR_P, 'i', 4 * (mp_int_t)x->k.proj.d, KBN_RW, NULL);
     kbn_slot_buf(h, map, DIST, MP_QSTR_D, 'i', 4 * (mp_int_t)x->k.m, KBN_RW, NULL);
     kbn_slot_buf(h, map, KERN, MP_QSTR_k, 'i', 4 * (mp_int_t)x->k.m, KBN_RW, NULL);
@@ -79,11 +48,6 @@ static KBN_TEXT int rebind(ctx_t *x)
     kbn_bound(h, map);
     return 0;
 }
-
-#define KBN_PREDICTOR_UPDATE kbn_protonn_update
-#define KBN_PREDICTOR_UPDATE_RUN kbn_protonn_update_run
-#define KBN_PREDICTOR_RESET kbn_protonn_reset
-#include "kbn_predictor.h" /* bind, get, update, update_run, reset */
 
 KBN_FUN(predict)
 {
