@@ -117,6 +117,24 @@ static inline int kb_smat_check(const uint8_t *p, uint32_t len, uint32_t rows, u
 }
 
 #if KB_SMAT_AVR
+/* One term of kb_smat_avr_dots: s += w * x with the top bits of both products flipped (no sign
+ * extension; the offsets come off through the starting sum). */
+#define KB_SMAT_AVR_DOT_TERM                                                                  \
+    "lpm %[wt], Z+\n\t"                                                                       \
+    "ld %[lo], X+\n\t"                                                                        \
+    "ld %[hi], X+\n\t"                                                                        \
+    "mulsu %[wt], %[lo]\n\t"                                                                  \
+    "eor r1, %[m80]\n\t"                                                                      \
+    "add %A[s], r0\n\t"                                                                       \
+    "adc %B[s], r1\n\t"                                                                       \
+    "adc %C[s], %[z0]\n\t"                                                                    \
+    "adc %D[s], %[z0]\n\t"                                                                    \
+    "muls %[wt], %[hi]\n\t"                                                                   \
+    "eor r1, %[m80]\n\t"                                                                      \
+    "add %B[s], r0\n\t"                                                                       \
+    "adc %C[s], r1\n\t"                                                                       \
+    "adc %D[s], %[z0]\n\t"
+
 /* dots[r] = sum_c w[r][c] * vec[c] for the DENSE int8 rows r < nrows (cols weights each, in
  * flash from p) and the int16 values vec (RAM): one assembly loop over every row, two terms a
  * turn, 22.5 cycles a term. A term is two 8x8 products, w * low byte (MULSU) and w * high byte
@@ -145,37 +163,8 @@ static __attribute__((noinline)) void kb_smat_avr_dots(const uint8_t *p, uint8_t
         "mov %[cnt], %[turns]\n\t"
         "tst %[odd]\n\t"
         "brne 3f\n"
-        "2:\n\t"
-        "lpm %[wt], Z+\n\t"
-        "ld %[lo], X+\n\t"
-        "ld %[hi], X+\n\t"
-        "mulsu %[wt], %[lo]\n\t"
-        "eor r1, %[m80]\n\t"
-        "add %A[s], r0\n\t"
-        "adc %B[s], r1\n\t"
-        "adc %C[s], %[z0]\n\t"
-        "adc %D[s], %[z0]\n\t"
-        "muls %[wt], %[hi]\n\t"
-        "eor r1, %[m80]\n\t"
-        "add %B[s], r0\n\t"
-        "adc %C[s], r1\n\t"
-        "adc %D[s], %[z0]\n\t"
-        "3:\n\t"
-        "lpm %[wt], Z+\n\t"
-        "ld %[lo], X+\n\t"
-        "ld %[hi], X+\n\t"
-        "mulsu %[wt], %[lo]\n\t"
-        "eor r1, %[m80]\n\t"
-        "add %A[s], r0\n\t"
-        "adc %B[s], r1\n\t"
-        "adc %C[s], %[z0]\n\t"
-        "adc %D[s], %[z0]\n\t"
-        "muls %[wt], %[hi]\n\t"
-        "eor r1, %[m80]\n\t"
-        "add %B[s], r0\n\t"
-        "adc %C[s], r1\n\t"
-        "adc %D[s], %[z0]\n\t"
-        "dec %[cnt]\n\t"
+        "2:\n\t" KB_SMAT_AVR_DOT_TERM
+        "3:\n\t" KB_SMAT_AVR_DOT_TERM        "dec %[cnt]\n\t"
         "brne 2b\n\t"
         "movw %A[x], %A[dp]\n\t"
         "st X+, %A[s]\n\t"
