@@ -373,11 +373,11 @@ kb_protonn_dist_sparse(const kb_protonn_t *m, kb_protonn_cur_t *pc, uint16_t p0,
  * in the per-input constant. Four prototypes share each load of P_r, their sums in registers:
  * 16 cycles a term (issue 22). A prediction outside these conditions takes the C. */
 #define KB_PROTONN_AVR 1
-#ifndef KB_PROTONN_BLOCK
-#define KB_PROTONN_BLOCK 32 /* prototypes a pass of kb_protonn_avr_labels: 4 B of stack each */
+#ifndef KB_PROTONN_BLOCK /* the header's: all the prototypes, up to 64 */
+#define KB_PROTONN_BLOCK 32 /* prototypes a pass of kb_protonn_avr_labels: 4 B of RAM each */
 #endif
-#if KB_PROTONN_BLOCK % 4 != 0
-#error "KB_PROTONN_BLOCK must be a multiple of the kernel's group of 4"
+#if KB_PROTONN_BLOCK % 4 != 0 || KB_PROTONN_BLOCK > 64
+#error "KB_PROTONN_BLOCK must be a multiple of the kernel's group of 4, at most 64"
 #endif
 #define KB_PROTONN_STR_(x) #x
 #define KB_PROTONN_STR(x) KB_PROTONN_STR_(x)

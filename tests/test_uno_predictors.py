@@ -121,8 +121,8 @@ def test_the_uno_tree_walk_at_every_shift(uno, eT, ws, vs, seed):
 @pytest.mark.parametrize("name,classes,m", [("pendigits-10", 7, 40), ("letter-26", 26, 70)])
 def test_trained_protonn_labels_in_groups_bit_for_bit(uno, name, classes, m):
     """Many scores on the Uno (kb_protonn_avr_labels): the labels 4, then 2, then 1 at a time
-    (7 classes: 4 + 2 + 1; 26: six 4s and a 2) over blocks of 32 prototypes (40, 70: a block
-    and a part one)."""
+    (7 classes: 4 + 2 + 1; 26: six 4s and a 2) over blocks of up to 64 prototypes (40: one
+    block; 70: a block and a part one)."""
     s = data.load(name)
     keep = s.y_train < classes
     est = ProtoNN(d=10, m=m, budget=4096, epochs=(2, 1), batch=64, seed=0).fit(
@@ -192,6 +192,7 @@ def test_the_uno_takes_the_distance_kernel(uno, pendigits_protonn, monkeypatch):
     table. kb_sim counts cycles exactly, so the comparison is deterministic."""
     from kilobit.models.protonn import firmware
     p, inputs = pendigits_protonn
+    assert "#define KB_PROTONN_BLOCK 24 " in firmware.header(p.to_bytes())  # one pass, padded
     _, fast, _ = uno.replay(p.to_bytes(), inputs, "uno")
     monkeypatch.setattr(firmware, "avr_consts", lambda m: None)
     _, slow, _ = uno.replay(p.to_bytes(), inputs, "uno")

@@ -20,6 +20,8 @@ def header(model_bytes, frames=True):
 
 #: prototypes a group of the Uno's distance kernel (kb_protonn_avr_kern: four sums in registers)
 GROUP = 4
+#: the most prototypes a pass of the Uno's labels takes (kb_protonn.h, KB_PROTONN_BLOCK)
+BLOCK_MAX = 64
 
 
 def avr_consts(m):
@@ -81,7 +83,15 @@ def avr_tables(m):
             "#define KB_PROTONN_QE %d" % k["e"],
             "#define KB_PROTONN_QSH %d" % k["sh"],
             "#define KB_PROTONN_QISTOP %d" % k["istop"],
-            "#define KB_PROTONN_QKSAT %d" % k["ksat"]]
+            "#define KB_PROTONN_QKSAT %d" % k["ksat"]] + (
+        ["#define KB_PROTONN_BLOCK %d /* prototypes a pass of the labels */" % block(m)]
+        if m.L > 1 else [])
+
+
+def block(m):
+    """Prototypes a pass of the Uno's labels (KB_PROTONN_BLOCK, 4 B of RAM each for the list):
+    all of them up to BLOCK_MAX, so that each group of labels is summed and stored once."""
+    return min(BLOCK_MAX, -(-m.m // GROUP) * GROUP)
 
 
 def derived_bytes(m):
