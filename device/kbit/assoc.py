@@ -394,27 +394,11 @@ def load(src):
 
 
 # --- the native kernel: kb_assoc.h as kbit/_kb_assoc.mpy (kbit.compat.native) ---
-from .compat import NATIVE_STATUS as _STATUS, native as _native  # noqa: E402
+# On the native path Assoc's predict, learn, _predict and _learn are the native module's own
+# functions; they run the bytecode ones for what the kernel does not take (values that are
+# not an array("b") of length T, a label outside 0..255, a full class capacity: the same
+# errors, the same results).
+from .compat import native_methods as _native_methods  # noqa: E402
 
-_nat = _native("assoc")
-NATIVE_WHY = _STATUS["assoc"]  # None when native, else why not
-# The bytecode methods. On the native path the class's predict, learn, _predict and _learn are
-# the native module's own functions (no Python frame between the caller and the kernel); they
-# run these instead for what the kernel does not take (values that are not an array("b") of
-# length T, a label outside 0..255, a full class capacity: the same errors, the same results).
-_py = (Assoc.predict, Assoc.learn, Assoc._predict, Assoc._learn)
-if _nat:
-    _nat.predict_py, _nat.learn_py, _nat._predict_py, _nat._learn_py = _py
-
-
-def use_native(on=True):
-    """Run Assoc's predict and learn in the native module (when it loaded) or in bytecode;
-    returns whether they are native now."""
-    on = bool(on and _nat)
-    Assoc.native = on
-    Assoc.predict, Assoc.learn, Assoc._predict, Assoc._learn = (
-        _nat.predict, _nat.learn, _nat._predict, _nat._learn) if on else _py
-    return on
-
-
-use_native()
+_nat, use_native, NATIVE_WHY = _native_methods(
+    Assoc, "assoc", ("predict", "learn", "_predict", "_learn"))

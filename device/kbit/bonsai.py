@@ -202,28 +202,11 @@ def load(src):
 
 
 # --- the native kernel: kb_bonsai.h as kbit/_kb_bonsai.mpy (kbit.compat.native) ---
-from .compat import NATIVE_STATUS as _STATUS, native as _native  # noqa: E402
+# On the native path Bonsai's update, update_run, reset and predict are the native module's
+# own functions; a model without a context (see _ERR_LIMIT) runs the bytecode ones.
+from .compat import native_methods as _native_methods  # noqa: E402
 
-_nat = _native("bonsai")
-NATIVE_WHY = _STATUS["bonsai"]  # None when native, else why not
-# The bytecode methods. On the native path the class's update, update_run, reset and predict are
-# the native module's own functions (no Python frame between the caller and the kernel); a model
-# without a context (see _ERR_LIMIT) runs these instead.
-_py = (Bonsai.update, Bonsai.update_run, Bonsai.reset, Bonsai.predict)
-if _nat:
-    _nat.update_py, _nat.update_run_py, _nat.reset_py, _nat.predict_py = _py
+_nat, use_native, NATIVE_WHY = _native_methods(
+    Bonsai, "bonsai", ("update", "update_run", "reset", "predict"),
     # what the native update and update_run run for a call the kernel does not take (kbit.proj)
-    _nat.update_err, _nat.update_run_err = Bonsai._refused, Bonsai._run_other
-
-
-def use_native(on=True):
-    """Run Bonsai's update, update_run, reset and predict in the native module (when it
-    loaded) or in bytecode; returns whether they are native now. Switch between inputs."""
-    on = bool(on and _nat)
-    Bonsai.native = on
-    Bonsai.update, Bonsai.update_run, Bonsai.reset, Bonsai.predict = (
-        _nat.update, _nat.update_run, _nat.reset, _nat.predict) if on else _py
-    return on
-
-
-use_native()
+    update_err=Bonsai._refused, update_run_err=Bonsai._run_other)

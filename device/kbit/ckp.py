@@ -555,26 +555,10 @@ def load(src):
 
 
 # --- the native kernel: kb_ckp.h as kbit/_kb_ckp.mpy (kbit.compat.native) ---
-from .compat import NATIVE_STATUS as _STATUS, native as _native  # noqa: E402
+# On the native path CKP's score, learn and predict are the native module's own functions;
+# they run the bytecode ones for what the kernel does not take (codes that are not a buffer
+# of bytes, a wrong length or label: the same errors, the same results).
+from .compat import native_methods as _native_methods  # noqa: E402
 
-_nat = _native("ckp")
-NATIVE_WHY = _STATUS["ckp"]  # None when native, else why not
-# The bytecode methods. On the native path the class's score, learn and predict are the native
-# module's own functions (no Python frame between the caller and the kernel); they run these
-# instead for what the kernel does not take (codes that are not a buffer of bytes, a wrong
-# length or label: the same errors, the same results).
-_py = (CKP.score, CKP.learn, CKP.predict)
-if _nat:
-    _nat.score_py, _nat.learn_py, _nat.predict_py = _py
-
-
-def use_native(on=True):
-    """Run CKP's score, learn and predict in the native module (when it loaded) or in bytecode;
-    returns whether they are native now."""
-    on = bool(on and _nat)
-    CKP.native = on
-    CKP.score, CKP.learn, CKP.predict = (_nat.score, _nat.learn, _nat.predict) if on else _py
-    return on
-
-
-use_native()
+_nat, use_native, NATIVE_WHY = _native_methods(
+    CKP, "ckp", ("score", "learn", "predict"))

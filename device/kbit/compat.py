@@ -237,6 +237,35 @@ def native(name):
     return mod
 
 
+
+def native_methods(cls, name, methods, **hooks):
+    """Put model `name`'s native module (native(name)) under class cls: (module or None,
+    use_native, why). On the native path the class's `methods` are the module's own functions
+    (no Python frame between the caller and the kernel); the module runs the bytecode ones,
+    given to it as <method>_py, for what its kernel does not take, and `hooks` (name=function)
+    are given to it as they are. use_native(on=True) switches the class between the two (True:
+    native when the module loaded) and returns whether it is native now; between inputs, for a
+    streamed predictor. It is called once here."""
+    nat = native(name)
+    py = tuple(getattr(cls, m) for m in methods)
+    if nat:
+        for m, f in zip(methods, py):
+            setattr(nat, m + "_py", f)
+        for k in hooks:
+            setattr(nat, k, hooks[k])
+
+    def use_native(on=True):
+        """Run the model's hot methods in its native module (when it loaded) or in bytecode;
+        returns whether they are native now."""
+        on = bool(on and nat)
+        cls.native = on
+        for m, f in zip(methods, py):
+            setattr(cls, m, getattr(nat, m) if on else f)
+        return on
+
+    use_native()
+    return nat, use_native, NATIVE_STATUS[name]
+
 def path(m, name):
     """Which path model `m` (of type `name`) runs: "native", or "bytecode: why"."""
     if getattr(m, "native", False):

@@ -283,28 +283,11 @@ def load(src):
 
 
 # --- the native kernel: kb_protonn.h as kbit/_kb_protonn.mpy (kbit.compat.native) ---
-from .compat import NATIVE_STATUS as _STATUS, native as _native  # noqa: E402
+# On the native path ProtoNN's update, update_run, reset and predict are the native module's
+# own functions; a model without a context (none here) runs the bytecode ones.
+from .compat import native_methods as _native_methods  # noqa: E402
 
-_nat = _native("protonn")
-NATIVE_WHY = _STATUS["protonn"]  # None when native, else why not
-# The bytecode methods. On the native path the class's update, update_run, reset and predict are
-# the native module's own functions (no Python frame between the caller and the kernel); a model
-# without a context (none here) runs these instead.
-_py = (ProtoNN.update, ProtoNN.update_run, ProtoNN.reset, ProtoNN.predict)
-if _nat:
-    _nat.update_py, _nat.update_run_py, _nat.reset_py, _nat.predict_py = _py
+_nat, use_native, NATIVE_WHY = _native_methods(
+    ProtoNN, "protonn", ("update", "update_run", "reset", "predict"),
     # what the native update and update_run run for a call the kernel does not take (kbit.proj)
-    _nat.update_err, _nat.update_run_err = ProtoNN._refused, ProtoNN._run_other
-
-
-def use_native(on=True):
-    """Run ProtoNN's update, update_run, reset and predict in the native module (when it
-    loaded) or in bytecode; returns whether they are native now. Switch between inputs."""
-    on = bool(on and _nat)
-    ProtoNN.native = on
-    ProtoNN.update, ProtoNN.update_run, ProtoNN.reset, ProtoNN.predict = (
-        _nat.update, _nat.update_run, _nat.reset, _nat.predict) if on else _py
-    return on
-
-
-use_native()
+    update_err=ProtoNN._refused, update_run_err=ProtoNN._run_other)
