@@ -209,19 +209,17 @@ typedef struct {
     int16_t one;          /* 14: 2^eT */
     int16_t mone;         /* 16: 1 - 2^eT */
 } kb_bonsai_avr_ctx_t;
-typedef char kb_bonsai_avr_ctx_layout[(offsetof(kb_bonsai_avr_ctx_t, P) == 2 &&
-                                       offsetof(kb_bonsai_avr_ctx_t, scores) == 4 &&
-                                       offsetof(kb_bonsai_avr_ctx_t, roff) == 6 &&
-                                       offsetof(kb_bonsai_avr_ctx_t, k) == 8 &&
-                                       offsetof(kb_bonsai_avr_ctx_t, nint) == 9 &&
-                                       offsetof(kb_bonsai_avr_ctx_t, ws) == 10 &&
-                                       offsetof(kb_bonsai_avr_ctx_t, vs) == 11 &&
-                                       offsetof(kb_bonsai_avr_ctx_t, more) == 12 &&
-                                       offsetof(kb_bonsai_avr_ctx_t, tq) == 13 &&
-                                       offsetof(kb_bonsai_avr_ctx_t, one) == 14 &&
-                                       offsetof(kb_bonsai_avr_ctx_t, mone) == 16)
-                                          ? 1
-                                          : -1];
+KB_AVR_LAYOUT(kb_bonsai_avr_ctx_layout, offsetof(kb_bonsai_avr_ctx_t, P) == 2 &&
+                                        offsetof(kb_bonsai_avr_ctx_t, scores) == 4 &&
+                                        offsetof(kb_bonsai_avr_ctx_t, roff) == 6 &&
+                                        offsetof(kb_bonsai_avr_ctx_t, k) == 8 &&
+                                        offsetof(kb_bonsai_avr_ctx_t, nint) == 9 &&
+                                        offsetof(kb_bonsai_avr_ctx_t, ws) == 10 &&
+                                        offsetof(kb_bonsai_avr_ctx_t, vs) == 11 &&
+                                        offsetof(kb_bonsai_avr_ctx_t, more) == 12 &&
+                                        offsetof(kb_bonsai_avr_ctx_t, tq) == 13 &&
+                                        offsetof(kb_bonsai_avr_ctx_t, one) == 14 &&
+                                        offsetof(kb_bonsai_avr_ctx_t, mone) == 16);
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -392,16 +392,14 @@ typedef struct {
     uint8_t unused;       /* 11 */
     int32_t s;            /* 12: L = 1: S_0 so far */
 } kb_protonn_avr_ctx_t;
-typedef char kb_protonn_avr_ctx_layout[(offsetof(kb_protonn_avr_ctx_t, P) == 4 &&
-                                        offsetof(kb_protonn_avr_ctx_t, table) == 6 &&
-                                        offsetof(kb_protonn_avr_ctx_t, list) == 8 &&
-                                        offsetof(kb_protonn_avr_ctx_t, left) == 10 &&
-                                        offsetof(kb_protonn_avr_ctx_t, s) == 12)
-                                           ? 1
-                                           : -1];
+KB_AVR_LAYOUT(kb_protonn_avr_ctx_layout, offsetof(kb_protonn_avr_ctx_t, P) == 4 &&
+                                         offsetof(kb_protonn_avr_ctx_t, table) == 6 &&
+                                         offsetof(kb_protonn_avr_ctx_t, list) == 8 &&
+                                         offsetof(kb_protonn_avr_ctx_t, left) == 10 &&
+                                         offsetof(kb_protonn_avr_ctx_t, s) == 12);
 
-/* kb_protonn_avr_kern(ctx, grp, zq, n): the kernel values of n >= 1 prototypes (ctx->left = n)
- * from the KB_PROTONN_GROUPS group at grp on: per prototype j v = h0 + C'_j - sum_r (P_r + 2^15)
+/* kb_protonn_avr_kern(ctx, grp, zq, n): the kernel values of n >= 1 prototypes (counted down in
+ * ctx->left) from the KB_PROTONN_GROUPS group at grp on: per prototype j v = h0 + C'_j - sum_r (P_r + 2^15)
  * (Bq_jr + 128), and when v < 0 (D below stop) k = table[istop + (v >> sh) mod 256], else ksat;
  * each k that is not 0 goes onto ctx->list with its labels row (k u16, zq + j L u16: a flash
  * address for DENSE labels, j L when zq is 0); with one score (L = 1) ctx->s += Zq_j0 k_j
@@ -573,6 +571,7 @@ __asm__(
     "movw r28, r24\n\t"
     "movw r30, r22\n\t"
     "movw r24, r20\n\t"
+    "std Y+10, r18\n\t" /* prototypes left */
     ".if kb_q_l == 1\n\t"
     "ldd r24, Y+12\n\t"
     "ldd r25, Y+13\n\t"
@@ -674,11 +673,9 @@ typedef struct {
     int32_t *scores;     /* 2 */
     uint8_t n, L;        /* 4, 5: n >= 1 */
 } kb_protonn_avr_lab_t;
-typedef char kb_protonn_avr_lab_layout[(offsetof(kb_protonn_avr_lab_t, scores) == 2 &&
-                                        offsetof(kb_protonn_avr_lab_t, n) == 4 &&
-                                        offsetof(kb_protonn_avr_lab_t, L) == 5)
-                                           ? 1
-                                           : -1];
+KB_AVR_LAYOUT(kb_protonn_avr_lab_layout, offsetof(kb_protonn_avr_lab_t, scores) == 2 &&
+                                         offsetof(kb_protonn_avr_lab_t, n) == 4 &&
+                                         offsetof(kb_protonn_avr_lab_t, L) == 5);
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -847,7 +844,6 @@ static __attribute__((noinline)) void kb_protonn_avr_sparse(kb_protonn_t *m, kb_
 typedef struct {
     uint32_t h0c;    /* h0 less floor(Q / 2^e) and 2^7 sum_r P_r */
     uint16_t topmax; /* the largest |P| no e_r saturates with */
-    uint8_t s;
     uint8_t state; /* 0 not made yet, 1 made, 2 a model outside the conditions */
 } kb_protonn_avr_const_t;
 
@@ -887,7 +883,6 @@ static __attribute__((noinline)) void kb_protonn_avr_const(const kb_protonn_t *m
         ks - e != KB_PROTONN_QSH ||
         kb_protonn_shr(stop, (uint8_t)(ks - e)) != KB_PROTONN_QISTOP || ksat != KB_PROTONN_QKSAT)
         return;
-    k->s = s;
     k->state = 1;
 }
 
@@ -903,11 +898,9 @@ typedef struct {
     uint16_t top; /* 8 */
     uint8_t odd;  /* 10 */
 } kb_protonn_avr_q_t;
-typedef char kb_protonn_avr_q_layout[(offsetof(kb_protonn_avr_q_t, sum) == 4 &&
-                                      offsetof(kb_protonn_avr_q_t, top) == 8 &&
-                                      offsetof(kb_protonn_avr_q_t, odd) == 10)
-                                         ? 1
-                                         : -1];
+KB_AVR_LAYOUT(kb_protonn_avr_q_layout, offsetof(kb_protonn_avr_q_t, sum) == 4 &&
+                                       offsetof(kb_protonn_avr_q_t, top) == 8 &&
+                                       offsetof(kb_protonn_avr_q_t, odd) == 10);
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -1032,7 +1025,7 @@ static __attribute__((noinline)) uint8_t kb_protonn_avr_scores(kb_protonn_t *m)
         kb_protonn_avr_const(m, &K);
     if (K.state != 1)
         return 0;
-    if (K.s <= 1u) {
+    if (m->dshift <= 1u) {
         /* rshift_round(P^2, 1) = (P^2 + (P & 1)) / 2, P^2 and P having one parity: the sum
          * of squares and of the odd P's, halved once */
         kb_protonn_avr_q_t o;
@@ -1040,21 +1033,21 @@ static __attribute__((noinline)) uint8_t kb_protonn_avr_scores(kb_protonn_t *m)
         q = o.q;
         if (q > 2u * (uint32_t)KB_SMALL + 1u)
             return 0;
-        if (K.s)
+        if (m->dshift)
             q = (q + o.odd) >> 1;
         if (q > (uint32_t)KB_SMALL)
             return 0;
         pw = (int32_t)((uint32_t)o.sum << 8) >> 8; /* 24 bits, sign-extended */
         top = o.top;
     } else {
-        const uint32_t half = (uint32_t)1 << (K.s - 1u);
+        const uint32_t half = (uint32_t)1 << (m->dshift - 1u);
         for (r = 0; r < d; r++) {
             const int16_t p = P[r];
             const uint16_t u = p < 0 ? (uint16_t)-p : (uint16_t)p;
             pw += p;
             if (u > top)
                 top = u;
-            q += kb_protonn_term(p, 0, K.s, half);
+            q += kb_protonn_term(p, 0, m->dshift, half);
             if (q > (uint32_t)KB_SMALL)
                 return 0;
         }
@@ -1074,7 +1067,6 @@ static __attribute__((noinline)) uint8_t kb_protonn_avr_scores(kb_protonn_t *m)
 #if KB_PROTONN_QL == 1 /* the labels are in the groups: one pass */
     (void)L;
     c.s = 0;
-    c.left = m->m;
     kb_protonn_avr_kern(&c, KB_PROTONN_GROUPS, NULL, m->m);
     m->scores[0] = c.s;
 #else
@@ -1092,7 +1084,6 @@ static __attribute__((noinline)) uint8_t kb_protonn_avr_scores(kb_protonn_t *m)
         while (left != 0) {
             const uint8_t nb = left > KB_PROTONN_BLOCK ? KB_PROTONN_BLOCK : left;
             c.list = kb_protonn_avr_list;
-            c.left = nb;
             kb_protonn_avr_kern(&c, grp,
                                 m->lenc == KB_SMAT_DENSE ? m->labels + z0
                                                          : (const uint8_t *)(uintptr_t)z0,

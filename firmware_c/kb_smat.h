@@ -50,6 +50,9 @@
     "pop r14\n\t" "pop r13\n\t" "pop r12\n\t" "pop r11\n\t" "pop r10\n\t" "pop r9\n\t"     \
     "pop r8\n\t" "pop r7\n\t" "pop r6\n\t" "pop r5\n\t" "pop r4\n\t" "pop r3\n\t"          \
     "pop r2\n\t" "ret\n\t"
+/* A compile-time check (C99 has no static assertion) that a struct an assembly routine reads by
+ * fixed offsets is laid out as the routine expects: an array of -1 chars otherwise. */
+#define KB_AVR_LAYOUT(name, cond) typedef char name[(cond) ? 1 : -1]
 #endif
 
 /* The signed weight of wb bytes at p. */
