@@ -148,7 +148,7 @@ static inline int kb_proj_init(kb_proj_t *p, const uint8_t *s, uint32_t len, uin
 
 #if KB_PROJ_AVR
 /* acc += prod in the split form (KB_PROJ_AVR): the C of a sparse matrix without the firmware's
- * row table (KB_PROJ_ROWS: past kilobit.models.predictor.ROWS_ROOM the header leaves it out). */
+ * row table (KB_PROJ_ROWS: past kilobit.models.predictor.TABLE_ROOM the header leaves it out). */
 static inline void kb_proj_split_add(int32_t *acc, int16_t prod)
 {
     int32_t v = *acc;
@@ -977,9 +977,9 @@ static KB_PROJ_HOT void kb_proj_update_run(kb_proj_t *p, uint16_t start, const u
 
 #if KB_PROJ_AVR
 /* P[r] = sat(rshift_round(acc[r], shift[r]) + bias[r]) for r < d (d >= 1) in one assembly
- * loop, about 65 cycles a dimension, acc[r] left 0 for the next input: the split sum made plain (bit 15 of L set: H one less),
- * the rounding shift of kb_rshift_round32, the bias, and the saturation to +-32767 (a value
- * that is not an int16, or is -32768). */
+ * loop, about 65 cycles a dimension, acc[r] left 0 for the next input: the split sum made plain
+ * (bit 15 of L set: H one less), the rounding shift of kb_rshift_round32, the bias, and the
+ * saturation to +-32767 (a value that is not an int16, or is -32768). */
 static __attribute__((noinline)) void kb_proj_avr_finish(int32_t *acc,
                                                          const uint8_t *sh,
                                                          const uint8_t *bias, int16_t *P,

@@ -55,12 +55,12 @@ def test_random_bonsai_on_the_uno(uno, dims, proj, depth, classes, zenc, tenc):
 
 
 def test_a_sparse_projection_without_its_row_table(uno, monkeypatch):
-    """Past ROWS_ROOM the header leaves the row table out and the Uno walks the model file's
+    """Past TABLE_ROOM the header leaves the row table out and the Uno walks the model file's
     SPARSE matrix in C, in the same split form."""
     from kilobit.models import predictor
     m = random_bonsai(300, 6, 2, 3, 8, 8, S, D, seed=306)
     assert predictor.proj_rows(m.pj) is not None
-    monkeypatch.setattr(predictor, "ROWS_ROOM", 0)
+    monkeypatch.setattr(predictor, "TABLE_ROOM", 0)
     assert predictor.proj_rows(m.pj) is None
     assert "KB_PROJ_ROWS" not in predictor.header("bonsai", 3, type(m), m.to_bytes())
     same_as_host(uno, m, golden_inputs(300, 8, 12, seed=6))

@@ -71,15 +71,17 @@ def header(name, type_id, int_class, model_bytes, frames=True, avr_tables=None):
     return "\n".join(lines) + "\n"
 
 
-#: the most flash (bytes) the payload and the row table may take together: past it the Uno's
-#: firmware walks the model file's SPARSE matrix in C instead (slower, no table)
-ROWS_ROOM = 24 * 1024
+#: the most flash (bytes) the model file's payload and one table the Uno's firmware derives from
+#: it (the projection's rows, Bonsai's tree) may take together: the ATmega328P's 32 KB less the
+#: bootloader's 0.5 KB and about 8 KB of firmware. Past it the header leaves the table out and
+#: the C walks the file's own matrix (the same integers, slower), so that the model still fits.
+TABLE_ROOM = 24 * 1024
 
 
 def proj_rows(pj, payload_len=0):
     """The SPARSE int8 projection of a model as the Uno's firmware reads it (firmware_c/kb_proj.h,
     KB_PROJ_ROWS), or None for another matrix or when the table would not leave room
-    (ROWS_ROOM): the same weights as the model file's matrix, laid out so that a feature whose
+    (TABLE_ROOM): the same weights as the model file's matrix, laid out so that a feature whose
     code is 0 costs one test and a weight names its accumulator directly. Returns (records,
     offsets): per row holding weights a record
 
@@ -104,7 +106,7 @@ def proj_rows(pj, payload_len=0):
         rec.append(len(cols))
         for r in cols:
             rec.extend((4 * int(r), int(pj.Zq[j, r]) & 0xFF))
-    if payload_len + len(rec) + 2 * len(offs) > ROWS_ROOM:
+    if payload_len + len(rec) + 2 * len(offs) > TABLE_ROOM:
         return None
     return bytes(rec), offs
 

@@ -10,12 +10,6 @@ from kilobit.models.bonsai.model import BonsaiInt
 
 SOURCE, DEPENDS, MCUS = predictor.SOURCE, predictor.DEPENDS, predictor.MCUS
 RUNTIME = predictor.RUNTIME
-#: the most flash the model file's payload and its derived tree may take together: the
-#: ATmega328P's 32 KB less the bootloader's 0.5 KB and about 8 KB of firmware. A model past it
-#: keeps the C walk over its file's own tree (the same integers, slower), so that it still fits.
-TREE_TABLE_ROOM = 24 * 1024
-
-
 def header(model_bytes, frames=True):
     return predictor.header("bonsai", kbfile.MODEL_TYPES["bonsai"], BonsaiInt, model_bytes, frames,
                             avr_tables=avr_tables)
@@ -33,7 +27,7 @@ def tree_rows(m):
     None too for a DENSE tree of one score (its file's rows go nearly as fast there, 22.5
     cycles a weight in kb_smat_avr_dots, and one score costs little: the table would double the
     tree's flash for a few per cent) and when the table and the payload would not fit
-    TREE_TABLE_ROOM."""
+    predictor.TABLE_ROOM (the C walks the file's own tree then)."""
     if m.wbits != 8 or (m.tree_enc == smat.DENSE and m.L == 1):
         return None
     out, offs = bytearray(), []
@@ -55,7 +49,7 @@ def tree_rows(m):
             out.append(l)
             row(m.W[k, l])
             row(m.V[k, l])
-    if len(m.payload()) + len(out) + 2 * len(offs) > TREE_TABLE_ROOM:
+    if len(m.payload()) + len(out) + 2 * len(offs) > predictor.TABLE_ROOM:
         return None
     return bytes(out), offs
 
