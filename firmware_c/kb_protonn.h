@@ -400,7 +400,8 @@ KB_AVR_LAYOUT(kb_protonn_avr_ctx_layout, offsetof(kb_protonn_avr_ctx_t, P) == 4 
 
 /* kb_protonn_avr_kern(ctx, grp, zq, n): the kernel values of n >= 1 prototypes (counted down in
  * ctx->left) from the KB_PROTONN_GROUPS group at grp on: per prototype j
- * v = h0 + C'_j - sum_r (P_r + 2^15)(Bq_jr + 128), and when v < 0 (D below stop) k = table[istop + (v >> sh) mod 256], else ksat;
+ * v = h0 + C'_j - sum_r (P_r + 2^15)(Bq_jr + 128), and when v < 0 (D below stop)
+ * k = table[istop + (v >> sh) mod 256], else ksat;
  * each k that is not 0 goes onto ctx->list with its labels row (k u16, zq + j L u16: a flash
  * address for DENSE labels, j L when zq is 0); with one score (L = 1) ctx->s += Zq_j0 k_j
  * instead, Zq_j0 the group's last bytes. About 45 cycles a prototype besides its terms.
