@@ -4,8 +4,8 @@
  * Refuses what kilobit.models.assoc.AssocInt.from_bytes refuses, in the same order: the container's
  * errors (kb_file.h), a type other than assoc, parameters outside the contract (KB_ERR_PARAM),
  * a short payload (KB_ERR_TRUNCATED), a state no learner can reach (KB_ERR_PARAM), a bad
- * scaler trailer. The model's buffers point into `data`, which must stay alive and writable;
- * `near` and `dist` are the caller's scratch of at least P entries each (`max_p`).
+ * trailer (kb_file_trailer). The model's buffers point into `data`, which must stay alive and
+ * writable; `near` and `dist` are the caller's scratch of at least P entries each (`max_p`).
  */
 #ifndef KB_ASSOC_FILE_H
 #define KB_ASSOC_FILE_H
@@ -17,7 +17,7 @@ static inline kb_err_t kb_assoc_load(kb_assoc_t *m, uint8_t *data, size_t len, u
                                      uint32_t *dist, uint16_t max_p)
 {
     uint8_t *p = data + KB_FILE_HEAD;
-    uint32_t plen, nmem, rest, T;
+    uint32_t plen, nmem;
     uint8_t type;
     kb_assoc_t t;
     kb_err_t err = kb_file_unpack(data, len, &type, &plen);
@@ -53,14 +53,9 @@ static inline kb_err_t kb_assoc_load(kb_assoc_t *m, uint8_t *data, size_t len, u
     t.changed = 0;
     if (!kb_assoc_check_state(&t))
         return KB_ERR_PARAM;
-    T = (uint32_t)t.P * t.d;
-    rest = plen - KB_ASSOC_PARAMS - nmem - 1u; /* bytes after the scaler flag */
-    if (p[KB_ASSOC_PARAMS + nmem] == 1) {
-        if (rest != 8u * T)
-            return KB_ERR_TRUNCATED;
-    } else if (p[KB_ASSOC_PARAMS + nmem] != 0 || rest != 0) {
-        return KB_ERR_TRAILER;
-    }
+    err = kb_file_trailer(p, plen, KB_ASSOC_PARAMS + nmem, (uint32_t)t.P * t.d);
+    if (err != KB_OK)
+        return err;
     *m = t;
     return KB_OK;
 }

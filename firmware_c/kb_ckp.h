@@ -999,7 +999,7 @@ static inline kb_ckp_score_t kb_ckp_learn(kb_ckp_t *m, const uint8_t *u, uint8_t
 static inline kb_err_t kb_ckp_load(kb_ckp_t *m, uint8_t *data, size_t len, uint16_t *scratch)
 {
     const uint8_t *p = data + KB_FILE_HEAD;
-    uint32_t plen, off, nmem, rest, top, maxsvs, k;
+    uint32_t plen, off, nmem, top, maxsvs, k;
     uint8_t type, bits, C, ntab;
     uint16_t dims, L, width, rng, count, qstart, nq;
     uint8_t qshift;
@@ -1046,13 +1046,9 @@ static inline kb_err_t kb_ckp_load(kb_ckp_t *m, uint8_t *data, size_t len, uint1
         if (p[KB_CKP_PARAMS + k] == 0 || p[KB_CKP_PARAMS + k] > C ||
             (k > 0 && p[KB_CKP_PARAMS + k] > p[KB_CKP_PARAMS + k - 1]))
             return KB_ERR_TABLE;
-    rest = plen - off - nq - nmem - 1u; /* bytes after the scaler flag */
-    if (p[off + nq + nmem] == 1) {
-        if (rest != 8u * dims) /* float32 lo[dims], hi[dims]: skipped, never read */
-            return KB_ERR_TRUNCATED;
-    } else if (p[off + nq + nmem] != 0 || rest != 0) {
-        return KB_ERR_TRAILER;
-    }
+    err = kb_file_trailer(p, plen, off + nq + nmem, dims);
+    if (err != KB_OK)
+        return err;
 #ifdef KB_CKP_CONST
     (void)scratch;
     if (bits != KB_CKP_BITS(m) || dims != KB_CKP_DIMS(m) || L != KB_CKP_L(m) ||
@@ -1094,7 +1090,7 @@ static inline kb_err_t kb_ckp_load(kb_ckp_t *m, uint8_t *data, size_t len, uint1
             bit = (uint32_t)count * (1u + (uint32_t)dims * t.b) + (uint32_t)dims * t.n1;
         }
         for (; bit < 8u * nmem; bit++)
-            if ((mem[bit >> 3] >> (bit & 7u)) & 1u)
+            if ((mem[bit >> 3] >> (bit & 7u)) & 1)
                 return KB_ERR_PARAM;
 #ifdef KB_CKP_CONST
         for (k = 0; k < nmem; k++)

@@ -3,8 +3,8 @@
  *
  * Refuses exactly what the host loader (kilobit.core.kbfile.unpack, RKPInt.from_bytes) refuses, in
  * the same order, each with its own error code: a device must never learn on top of a foreign,
- * truncated or corrupt snapshot. The trailing scaler (float32 lo/hi) is host-only and is
- * skipped as bytes, so no floating point is involved.
+ * truncated or corrupt snapshot. The trailer's float scaler (float32 lo/hi) is host-only and is
+ * skipped as bytes, so no floating point is involved; its integer quantizer is kb_quant.h's.
  *
  * Runtime-parameter builds load in place: the kb_rkp_t's table and memory point into the
  * caller's buffer, which must stay alive and writable. Compile-time-parameter builds
@@ -29,7 +29,7 @@ typedef enum {
     KB_ERR_CRC,       /* the bytes changed after writing */
     KB_ERR_PARAM,     /* a parameter outside the contract's ranges */
     KB_ERR_TABLE,     /* power table not in 1..C or increasing */
-    KB_ERR_TRAILER,   /* scaler flag neither 0 nor 1, or bytes after the model */
+    KB_ERR_TRAILER,   /* extras refused by contract 4.1 (kb_file_trailer) */
     KB_ERR_LIMIT,     /* valid, but larger than this build supports */
     KB_ERR_MISMATCH,  /* valid, but not the parameters this build was compiled for */
     KB_ERR_COUNT_
@@ -135,18 +135,68 @@ static inline kb_err_t kb_file_unpack(const uint8_t *data, size_t len, uint8_t *
     return KB_OK;
 }
 
-/* The trailer of a host-trained predictor's payload pl[0 .. plen), from pl[used] on: has_scaler,
- * then float32 lo[dims], hi[dims] for the host (skipped, never read). */
-static inline kb_err_t kb_file_trailer(const uint8_t *pl, uint32_t plen, uint32_t used,
-                                       uint16_t dims)
+/* The payload's trailer (contract 4.1): one byte `extras`, then the sections its bits name. */
+#define KB_EXTRA_SCALER 1u /* f32 lo[n], hi[n]: the host's float scaler, skipped as bytes */
+#define KB_EXTRA_QUANT 2u  /* i32 lo[n], hi[n]: the integer quantizer (kb_quant.h) */
+#define KB_EXTRA_LABELS 4u /* u8 K, then K labels: u8 len, len printable bytes */
+#define KB_QUANT_LIMIT 0x40000000L /* -2^30 <= lo <= hi < 2^30 */
+#define KB_QUANT_SPAN 0x10000000L  /* hi - lo < 2^28: (x - lo) * M stays below 2^30 */
+#define KB_LABEL_MAX 32u
+
+static inline int32_t kb_le32s(const uint8_t *p)
 {
-    uint32_t rest;
+    uint32_t u = kb_le32(p);
+    /* two's complement by hand: converting an out-of-range uint32_t to int32_t is
+     * implementation-defined */
+    return u < 0x80000000ul ? (int32_t)u : -(int32_t)(0xFFFFFFFFul - u) - 1;
+}
+
+/* Check the trailer of the payload pl[0 .. plen) that starts at pl[used], for a model of n raw
+ * inputs (dims, or assoc's P*d). Every loader calls this one function, so every runtime refuses
+ * the same trailers: KB_ERR_TRUNCATED when the extras byte itself is missing, KB_ERR_TRAILER for
+ * anything else 4.1 refuses (unknown bits, both scalers, a section of the wrong length, a
+ * quantizer out of its ranges, a bad label, bytes after the last section). */
+static inline kb_err_t kb_file_trailer(const uint8_t *pl, uint32_t plen, uint32_t used,
+                                       uint32_t n)
+{
+    uint32_t off, k, count, len;
+    uint8_t extras;
     if (used >= plen)
         return KB_ERR_TRUNCATED;
-    rest = plen - used - 1u;
-    if (pl[used] == 1)
-        return rest == 8u * dims ? KB_OK : KB_ERR_TRUNCATED;
-    return pl[used] != 0 || rest != 0 ? KB_ERR_TRAILER : KB_OK;
+    extras = pl[used];
+    if ((extras & ~(KB_EXTRA_SCALER | KB_EXTRA_QUANT | KB_EXTRA_LABELS)) != 0 ||
+        (extras & (KB_EXTRA_SCALER | KB_EXTRA_QUANT)) == (KB_EXTRA_SCALER | KB_EXTRA_QUANT))
+        return KB_ERR_TRAILER;
+    off = used + 1u;
+    if (extras & (KB_EXTRA_SCALER | KB_EXTRA_QUANT)) {
+        /* n < 2^16, so 8 n cannot wrap; plen - off cannot either (off <= plen here) */
+        if (plen - off < 8u * n)
+            return KB_ERR_TRAILER;
+        if (extras & KB_EXTRA_QUANT)
+            for (k = 0; k < n; k++) {
+                int32_t lo = kb_le32s(pl + off + 4u * k), hi = kb_le32s(pl + off + 4u * (n + k));
+                if (lo < -KB_QUANT_LIMIT || hi >= KB_QUANT_LIMIT || hi < lo ||
+                    hi - lo >= KB_QUANT_SPAN)
+                    return KB_ERR_TRAILER;
+            }
+        off += 8u * n;
+    }
+    if (extras & KB_EXTRA_LABELS) {
+        if (off >= plen || pl[off] == 0)
+            return KB_ERR_TRAILER;
+        count = pl[off++];
+        for (k = 0; k < count; k++) {
+            if (off >= plen)
+                return KB_ERR_TRAILER;
+            len = pl[off++];
+            if (len < 1u || len > KB_LABEL_MAX || plen - off < len)
+                return KB_ERR_TRAILER;
+            for (; len; len--, off++)
+                if (pl[off] < 0x20u || pl[off] > 0x7Eu)
+                    return KB_ERR_TRAILER;
+        }
+    }
+    return off == plen ? KB_OK : KB_ERR_TRAILER;
 }
 
 /* check_params of kilobit.models.rkp, plus the generator state. */
@@ -171,7 +221,7 @@ static inline kb_err_t kb_rkp_check_params(uint8_t kernel, uint8_t bits, uint16_
 static inline kb_err_t kb_rkp_load(kb_rkp_t *m, uint8_t *data, size_t len)
 {
     const uint8_t *p = data + KB_FILE_HEAD;
-    uint32_t plen, nmem, off, rest;
+    uint32_t plen, nmem, off;
     uint8_t type, kernel, bits, C, ntab, i;
     uint16_t dims, budget, rng, count;
     int8_t width;
@@ -207,14 +257,9 @@ static inline kb_err_t kb_rkp_load(kb_rkp_t *m, uint8_t *data, size_t len)
         if (p[KB_RKP_PARAMS + i] == 0 || p[KB_RKP_PARAMS + i] > C ||
             (i > 0 && p[KB_RKP_PARAMS + i] > p[KB_RKP_PARAMS + i - 1]))
             return KB_ERR_TABLE;
-    off += nmem;
-    rest = plen - off - 1u; /* bytes after the scaler flag */
-    if (p[off] == 1) {
-        if (rest != 8u * dims) /* float32 lo[dims], hi[dims]: skipped, never read */
-            return KB_ERR_TRUNCATED;
-    } else if (p[off] != 0 || rest != 0) {
-        return KB_ERR_TRAILER;
-    }
+    err = kb_file_trailer(p, plen, off + nmem, dims);
+    if (err != KB_OK)
+        return err;
 
 #ifdef KB_SCORE16
     if ((uint32_t)budget * C > (uint32_t)KB_SCORE_MAX)

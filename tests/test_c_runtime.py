@@ -349,7 +349,7 @@ def _bad_files():
     yield "table", container(payload(C=150, table=[155, 94]))  # P > C
     yield "trailer", container(payload(trailer=b"\x02"))
     yield "trailer", container(payload(trailer=b"\x00\x00"))
-    yield "truncated", container(payload(trailer=b"\x01" + b"\x00" * 15))  # scaler of 2 dims: 16 B
+    yield "trailer", container(payload(trailer=b"\x01" + b"\x00" * 15))  # scaler of 2 dims: 16 B
 
 
 BAD = list(_bad_files())
