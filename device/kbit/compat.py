@@ -38,6 +38,8 @@ once after installing (`kilobit deploy`'s verification runs it for every module 
 
     kbit.compat.verify_native("rkp")   None when /lib/kbit/_kb_rkp.mpy is intact, else why
 """
+from array import array as _array
+
 try:
     from micropython import const
 except ImportError:  # CPython
@@ -97,6 +99,57 @@ def overhead():
         if dt < best:
             best = dt
     return best
+
+
+# --- the checks every model makes of its arguments, so that the same misuse gets the same
+# exception and wording in every model, before anything changes or the heap is locked ---
+def ints(u, what="codes"):
+    """TypeError unless u is a sequence of ints: a bytes-like or an array (one item tells: an
+    array is of one type), or a list or tuple of ints. A str is refused, as floats are."""
+    t = type(u)
+    if t is bytearray or t is bytes:
+        return
+    if t is _array or t is memoryview:
+        if len(u) and not isinstance(u[0], int):
+            raise TypeError("%s must be ints, not %s" % (what, type(u[0]).__name__))
+        return
+    if t is not list and t is not tuple:
+        raise TypeError("%s must be a bytearray, an array or a list of ints, not %s"
+                        % (what, t.__name__))
+    for v in u:
+        if not isinstance(v, int):
+            raise TypeError("%s must be ints, not %s" % (what, type(v).__name__))
+
+
+def check_codes(u, n, lo, hi):
+    """TypeError unless u holds ints (ints), ValueError unless n of them, each in lo..hi."""
+    ints(u)
+    if len(u) != n or (n and (min(u) < lo or max(u) > hi)):
+        raise ValueError("expected %d codes in %d..%d" % (n, lo, hi))
+
+
+def label_id(y, names, k):
+    """The class id of label y: an int id in 0..k-1, or one of the model's names (its labels).
+    TypeError for anything else that is not an int, ValueError for an unknown label."""
+    if isinstance(y, str):
+        if names is not None:
+            for i in range(len(names)):
+                if names[i] == y:
+                    return i
+        raise ValueError("unknown label %r (the model's labels: %s)" % (y, names))
+    if not isinstance(y, int):
+        raise TypeError("a label is an int or one of the model's labels, not %s"
+                        % type(y).__name__)
+    if not 0 <= y < k:
+        raise ValueError("label %d not in 0..%d" % (y, k - 1))
+    return y
+
+
+def label_of(i, names):
+    """What a model answers for class id i: names[i] when the file named it, else i."""
+    if names is not None and 0 <= i < len(names):
+        return names[i]
+    return i
 
 
 NATIVE = True  # False before importing the model modules: bytecode only

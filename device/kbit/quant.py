@@ -1,0 +1,221 @@
+"""The integer quantizer (docs/contract.md, 1.1) and the model file's trailer (4.1).
+
+    q = m.quantizer                    # None, or the file's Quantizer
+    codes = m.quantize(array("h", raw))          # a new bytearray (assoc: array("b"))
+    m.quantize(raw, codes)                       # filled in place: integer-only, no allocation
+
+Raw readings -> codes, as every runtime computes them (contract 1.1), with M derived once here
+from the file's integer bounds lo[j], hi[j]. The work is one loop, `Quantizer.codes(raw, out)`,
+which trusts its arguments; `Quantizer.quantize` checks them first (before the heap is locked,
+so the errors stay readable) and locks the heap around the loop where the port can.
+
+The trailer of every model type (contract 4.1) is read and written here once for the five
+loaders: `read_trailer` sets the model's `_scaler` (the float scaler's bytes, kept so that
+save() writes them back), `quantizer` and `names` (the user's labels of class ids, a tuple of
+str); `trailer(m)` gives back exactly the bytes that were read.
+"""
+from .compat import const, lock as _lock, unlock as _unlock, ints as _ints
+
+from array import array
+
+SCALER = const(1)
+QUANT = const(2)
+LABELS = const(4)
+_Q_TOTAL = const(28)  # S + b: (x - lo) * M + R stays below 2^30, a small int
+_SPAN_MAX = const(0x0FFFFFFF)
+_INT_MIN = const(-0x40000000)
+_INT_MAX = const(0x3FFFFFFF)
+_LABEL_LEN = const(32)
+_CHUNK = const(64)
+
+
+class Quantizer:
+    """Raw integer readings -> the model's b-bit codes (contract 1.1). floor: ckp's rounding
+    (R = 0); signed: assoc's values, the code minus 2^(b-1), into an array("b")."""
+
+    def __init__(self, lo, hi, bits, floor=False, signed=False):
+        n = len(lo)
+        if len(hi) != n or not n or not 1 <= bits <= 16:
+            raise ValueError("a quantizer takes lo and hi of equal length and bits in 1..16")
+        for j in range(n):
+            if not _INT_MIN <= lo[j] <= hi[j] <= _INT_MAX or hi[j] - lo[j] > _SPAN_MAX:
+                raise ValueError("integer quantizer bounds out of range")
+        self.n = n
+        self.lo = lo if type(lo) is array else array("i", lo)
+        self.hi = hi if type(hi) is array else array("i", hi)
+        M = array("i", bytes(4 * n))
+        for j in range(n):
+            span = hi[j] - lo[j]
+            if span:
+                M[j] = ((1 << _Q_TOTAL) + (span >> 1)) // span
+        self.M = M  # 0 only where span == 0: every reading gives code 0 there
+        self.bits = bits
+        self.S = _Q_TOTAL - bits
+        self.R = 0 if floor else 1 << (self.S - 1)
+        self.top = (1 << bits) - 1
+        self.off = 1 << (bits - 1) if signed else 0
+
+    def quantize(self, raw, out=None):
+        """The codes of raw (n ints: array("h"), array("i"), a list...) in out (a bytearray of
+        n, or array("b") when signed; a new one when None), which is returned. TypeError for a
+        value that is not an int, ValueError for a wrong length, a reading outside
+        -2^30..2^30-1 or an unfit out."""
+        n = self.n
+        _ints(raw, "readings")
+        if len(raw) != n or min(raw) < _INT_MIN or max(raw) > _INT_MAX:
+            raise ValueError("expected %d readings in -2^30..2^30-1" % n)
+        if out is None:
+            out = array("b", bytes(n)) if self.off else bytearray(n)
+        elif len(out) != n or not _bytes_out(out, self.off):
+            raise ValueError("out must be %s of %d" % (
+                'an array("b")' if self.off else "a bytearray", n))
+        _lock()
+        try:
+            return self.codes(raw, out)
+        finally:
+            _unlock()
+
+    def codes(self, raw, out):
+        """The loop of contract 1.1 over checked arguments (quantize's): out[j] for every j."""
+        lo = self.lo
+        hi = self.hi
+        M = self.M
+        S = self.S
+        R = self.R
+        top = self.top
+        off = self.off
+        for j in range(self.n):
+            x = raw[j]
+            a = lo[j]
+            if x <= a:
+                c = 0
+            elif x >= hi[j]:  # compared before x - lo is formed: that may exceed 2^30
+                c = top if M[j] else 0
+            else:
+                c = ((x - a) * M[j] + R) >> S
+                if c > top:
+                    c = top
+            out[j] = c - off
+        return out
+
+
+def _bytes_out(out, signed):
+    """True when out holds bytes of the right sign: a bytearray or array("B"), or array("b").
+    MicroPython's arrays have no typecode: how a stored 255 reads back tells the item type."""
+    if type(out) is bytearray:
+        return not signed
+    if type(out) is not array:
+        return False
+    tc = getattr(out, "typecode", None)
+    if tc is not None:
+        return tc == ("b" if signed else "B")
+    out[0] = 255
+    if signed:
+        return out[0] == -1
+    if out[0] != 255:
+        return False
+    out[0] = 256
+    return out[0] == 0
+
+
+def _int32s(r, a):
+    """Fill array a with little-endian int32s read from r; False when one is outside
+    -2^30..2^30-1 (its top byte tells, so no long int is ever formed)."""
+    buf = bytearray(_CHUNK)
+    n = len(a)
+    i = 0
+    while i < n:
+        k = min(_CHUNK >> 2, n - i)
+        r.readinto(buf, 4 * k)
+        for j in range(k):
+            t = buf[4 * j + 3]
+            if 64 <= t < 192:
+                return False
+            a[i + j] = (buf[4 * j] | buf[4 * j + 1] << 8 | buf[4 * j + 2] << 16) + \
+                ((t - 256 if t > 127 else t) << 24)
+        i += k
+    return True
+
+
+def read_trailer(r, m, n, name, bits, floor=False, signed=False, bad=""):
+    """Read the payload's trailer (contract 4.1), the rest of kbfile.Reader r's payload, into
+    model m of n raw inputs and code width bits (the quantizer's floor and signed as
+    Quantizer's): None, or what is wrong, a bad trailer's complaint prefixed by `bad`. Sizes
+    are compared with what is left before anything is allocated."""
+    flags = r.read(1)[0]
+    left = r.left
+    sec = 8 * n if flags & 3 else 0
+    wrong = "%sbad %s trailer" % (bad, name)
+    if flags & 0xF8 or flags & 3 == 3:
+        return wrong
+    if flags & 3 and (left < sec or (not flags & LABELS and left != sec)):
+        return "truncated or padded %s scaler" % name
+    if not flags & LABELS and left != sec or \
+            flags & LABELS and not sec + 3 <= left <= sec + 1 + 255 * (1 + _LABEL_LEN):
+        return wrong
+    if flags & SCALER:
+        m._scaler = bytes(r.read(sec))
+    elif flags & QUANT:
+        lo = array("i", bytes(4 * n))
+        hi = array("i", bytes(4 * n))
+        if not (_int32s(r, lo) and _int32s(r, hi)):
+            return wrong
+        try:
+            m.quantizer = Quantizer(lo, hi, bits, floor, signed)
+        except ValueError:
+            return wrong
+    if flags & LABELS:
+        k = r.read(1)[0]
+        if not k:
+            return wrong
+        names = []
+        for _ in range(k):
+            ln = r.read(1)[0] if r.left else 0
+            if not 1 <= ln <= _LABEL_LEN or ln > r.left:
+                return wrong
+            s = r.read(ln)
+            for c in s:
+                if c < 0x20 or c > 0x7E:
+                    return wrong
+            names.append(bytes(s).decode())
+        if r.left:
+            return wrong
+        m.names = tuple(names)
+    return None
+
+
+def trailer(m):
+    """The trailer of model m's payload: exactly the bytes read_trailer read (one zero byte for
+    a model that had none)."""
+    sc = m._scaler
+    q = m.quantizer
+    names = m.names
+    flags = (SCALER if sc is not None else 0) | (QUANT if q is not None else 0)
+    n = 1 + (len(sc) if sc is not None else 0) + (8 * q.n if q is not None else 0)
+    if names is not None:
+        flags |= LABELS
+        n += 1 + len(names)
+        for s in names:
+            n += len(s)
+    out = bytearray(n)
+    out[0] = flags
+    i = 1
+    if sc is not None:
+        out[1:1 + len(sc)] = sc
+        i += len(sc)
+    if q is not None:
+        for a in (q.lo, q.hi):
+            for v in a:
+                out[i] = v & 0xFF
+                out[i + 1] = v >> 8 & 0xFF
+                out[i + 2] = v >> 16 & 0xFF
+                out[i + 3] = v >> 24 & 0xFF
+                i += 4
+    if names is not None:
+        out[i] = len(names)
+        i += 1
+        for s in names:
+            out[i] = len(s)
+            out[i + 1:i + 1 + len(s)] = s.encode()
+            i += 1 + len(s)
+    return out
