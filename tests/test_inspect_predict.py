@@ -69,7 +69,10 @@ def test_inspect_every_model_type(name, models):
         models[name], name, spec.title, spec.paper, len(blob))
     for k, v in spec.describe(m):
         assert re.search(r"^  %s +%s$" % (re.escape(k), re.escape(str(v))), out, re.M), (k, v)
-    assert "scaler: min-max of %d features" % len(scaler[0]) in out
+    if scaler.quant is not None:  # trained on integer features: the integer quantizer
+        assert "quantizer: integer, %d features" % len(scaler.quant.lo_) in out
+    else:
+        assert "scaler: min-max of %d features" % len(scaler.scaler[0]) in out
     uno = [ln for ln in lines if ln.startswith("  uno ")][0]
     f = boards.fit(blob, boards.get("uno"))
     assert uno.split()[1] == "fits" and f.ok

@@ -141,7 +141,7 @@ def test_model_file_round_trip_keeps_learner_state():
     m2, scaler = RKPInt.from_bytes(blob)
     assert (m2.memory(), m2.count, m2.rng.state, m2.table) == (m.memory(), m.count,
                                                                m.rng.state, m.table)
-    assert scaler[1].tolist() == [1.0] * 4
+    assert scaler.scaler[1].tolist() == [1.0] * 4
     for _ in range(100):  # and it keeps learning identically
         u, y = gen.integers(0, 8, 4), int(gen.integers(2))
         assert m.learn(u, y) == m2.learn(u, y)

@@ -55,13 +55,31 @@ def report(path, board_names=None, progress=None):
     return lines, fits
 
 
-def scaler_lines(scaler):
-    if scaler is None:
-        return ["scaler: none stored (inputs are the device's codes; eval and predict fit one "
-                "on the training split)"]
-    lo, hi = scaler
-    out = ["scaler: min-max of %d features, stored for the host (the device gets codes):"
-           % len(lo)]
+def scaler_lines(extras):
+    """The lines of a model file's trailer (kilobit.core.kbfile.Extras, or None)."""
+    out = []
+    if extras is not None and extras.labels is not None:
+        shown = ", ".join(extras.labels[:SCALER_SHOWN])
+        out.append("labels: %d (%s%s)" % (len(extras.labels), shown,
+                                          ", ..." if len(extras.labels) > SCALER_SHOWN else ""))
+    if extras is not None and extras.quant is not None:
+        q = extras.quant
+        lo, hi = q.lo_, q.hi_
+        out.append("quantizer: integer, %d features of raw readings -> %d-bit codes (%s), the "
+                   "same on every runtime (m.quantize on the board):"
+                   % (len(lo), q.bits, "floor" if q.floor else "round half up"))
+        for j in range(min(len(lo), SCALER_SHOWN)):
+            out.append("  feature %d: %d .. %d" % (j + 1, lo[j], hi[j]))
+        if len(lo) > SCALER_SHOWN:
+            out.append("  ... %d more features (%d .. %d overall)"
+                       % (len(lo) - SCALER_SHOWN, int(min(lo)), int(max(hi))))
+        return out
+    if extras is None or extras.scaler is None:
+        return out + ["scaler: none stored (inputs are the device's codes; eval and predict "
+                      "fit one on the training split)"]
+    lo, hi = extras.scaler
+    out.append("scaler: min-max of %d features, stored for the host (the device gets codes):"
+               % len(lo))
     for j in range(min(len(lo), SCALER_SHOWN)):
         out.append("  feature %d: %.6g .. %.6g" % (j + 1, lo[j], hi[j]))
     if len(lo) > SCALER_SHOWN:

@@ -55,25 +55,116 @@ def write(path, data):
     outfile.write(path, bytes(data))
 
 
-def pack_scaler(scaler):
-    """The payload's trailer: has_scaler (0/1), then lo and hi as float32 (host use only)."""
-    if scaler is None:
+EXTRA_SCALER, EXTRA_QUANT, EXTRA_LABELS = 1, 2, 4  # the trailer's extras bits (contract 4.1)
+LABELS_MAX, LABEL_LEN = 255, 32
+
+
+class Extras:
+    """What a payload's trailer holds besides the model (contract 4.1): the float scaler
+    ((lo, hi) float32, host use) or the integer quantizer (kilobit.core.quant.IntQuantizer,
+    every runtime's), and the user's labels of class ids 0 .. K-1 (a tuple of str)."""
+
+    def __init__(self, scaler=None, quant=None, labels=None):
+        if scaler is not None and quant is not None:
+            raise ValueError("a model stores a float scaler or an integer quantizer, not both")
+        self.scaler, self.quant = scaler, quant
+        self.labels = None if labels is None else tuple(str(v) for v in labels)
+        if self.labels is not None:
+            check_labels(self.labels)
+
+    @classmethod
+    def of(cls, inputs, labels=None):
+        """The extras of a trainer's input map (a MinMaxScaler or an IntQuantizer) and labels."""
+        if inputs is None:
+            return cls(labels=labels)
+        if hasattr(inputs, "codes"):
+            return cls(quant=inputs, labels=labels)
+        return cls(scaler=(inputs.lo_, inputs.hi_), labels=labels)
+
+    def label(self, cid):
+        """The user's label of class id `cid` (the id itself past the map)."""
+        cid = int(cid)
+        return self.labels[cid] if self.labels is not None and cid < len(self.labels) else cid
+
+
+def check_labels(labels):
+    if not 1 <= len(labels) <= LABELS_MAX:
+        raise ValueError("a model stores 1..%d labels, not %d" % (LABELS_MAX, len(labels)))
+    for v in labels:
+        b = v.encode("utf-8", "replace")
+        if not 1 <= len(b) <= LABEL_LEN or any(c < 0x20 or c > 0x7E for c in b):
+            raise ValueError("label %r: labels are 1..%d printable ASCII characters"
+                             % (v, LABEL_LEN))
+
+
+def pack_scaler(extras):
+    """The payload's trailer (contract 4.1) of None, a (lo, hi) float scaler, a MinMaxScaler,
+    an IntQuantizer or an Extras."""
+    if extras is None:
         return b"\x00"
-    lo, hi = scaler
-    return b"\x01" + np.asarray(lo, dtype="<f4").tobytes() + np.asarray(hi, dtype="<f4").tobytes()
+    if isinstance(extras, tuple):
+        extras = Extras(scaler=extras)
+    elif not isinstance(extras, Extras):
+        extras = Extras.of(extras)
+    flags, out = 0, b""
+    if extras.scaler is not None:
+        lo, hi = extras.scaler
+        flags |= EXTRA_SCALER
+        out += np.asarray(lo, dtype="<f4").tobytes() + np.asarray(hi, dtype="<f4").tobytes()
+    if extras.quant is not None:
+        flags |= EXTRA_QUANT
+        out += np.asarray(extras.quant.lo_, dtype="<i4").tobytes()
+        out += np.asarray(extras.quant.hi_, dtype="<i4").tobytes()
+    if extras.labels is not None:
+        flags |= EXTRA_LABELS
+        out += bytes((len(extras.labels),))
+        for v in extras.labels:
+            out += bytes((len(v),)) + v.encode("ascii")
+    return bytes((flags,)) + out
 
 
-def unpack_scaler(p, off, n, model):
-    """(lo, hi) of n features, or None, from the trailer at p[off], which must end the payload."""
-    if p[off] == 1:
-        if len(p) != off + 1 + 8 * n:
+def unpack_scaler(p, off, n, model, bits=None):
+    """The Extras of n raw inputs, or None when the trailer at p[off] is empty; it must end the
+    payload. `bits`: the model's code width (the integer quantizer's b)."""
+    from kilobit.core.quant import IntQuantizer
+    p = bytes(p)
+    flags = p[off]
+    bad = ModelFileError("bad %s trailer" % model)
+    if flags & ~7 or flags & 3 == 3:
+        raise bad
+    if flags == 0:
+        if len(p) != off + 1:
+            raise bad
+        return None
+    pos, scaler, quant, labels = off + 1, None, None, None
+    if flags & 3:
+        if len(p) < pos + 8 * n or (not flags & EXTRA_LABELS and len(p) != pos + 8 * n):
             raise ModelFileError("truncated or padded %s scaler" % model)
-        lo = np.frombuffer(p, dtype="<f4", count=n, offset=off + 1).copy()
-        hi = np.frombuffer(p, dtype="<f4", count=n, offset=off + 1 + 4 * n).copy()
-        return lo, hi
-    if p[off] != 0 or len(p) != off + 1:
-        raise ModelFileError("bad %s trailer" % model)
-    return None
+        kind = "<f4" if flags & EXTRA_SCALER else "<i4"
+        lo = np.frombuffer(p, dtype=kind, count=n, offset=pos).copy()
+        hi = np.frombuffer(p, dtype=kind, count=n, offset=pos + 4 * n).copy()
+        pos += 8 * n
+        if flags & EXTRA_SCALER:
+            scaler = (lo, hi)
+        else:
+            quant = IntQuantizer(bits or 8, floor=(model == "ckp"))
+            if quant.set_bounds(lo, hi):
+                raise bad
+    if flags & EXTRA_LABELS:
+        if pos >= len(p) or not 1 <= p[pos] <= LABELS_MAX:
+            raise bad
+        k, pos, labels = p[pos], pos + 1, []
+        for _ in range(k):
+            if pos >= len(p) or not 1 <= p[pos] <= LABEL_LEN or pos + 1 + p[pos] > len(p):
+                raise bad
+            raw = p[pos + 1:pos + 1 + p[pos]]
+            if any(c < 0x20 or c > 0x7E for c in raw):
+                raise bad
+            labels.append(raw.decode("ascii"))
+            pos += 1 + p[pos]
+        if pos != len(p):
+            raise bad
+    return Extras(scaler, quant, labels)
 
 
 class PayloadModel:

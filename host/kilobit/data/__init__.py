@@ -36,7 +36,7 @@ from typing import NamedTuple
 import numpy as np
 
 from kilobit.core.errors import DataError
-from kilobit.core.quant import MinMaxScaler
+from kilobit.core.quant import MinMaxScaler, fit_inputs  # noqa: F401 (MinMaxScaler: API)
 
 NAMES = ("banana", "checkerboard", "pendigits", "digits")
 ROUND_DIGITS = (0, 3, 6, 8, 9)
@@ -56,6 +56,9 @@ class Split(NamedTuple):
     y_train: np.ndarray  # int64, (n_train,)
     X_test: np.ndarray  # float64, (n_test, M)
     y_test: np.ndarray  # int64, (n_test,)
+    #: the user's labels of class ids 0..K-1 (a CSV's label column when it holds text or
+    #: numbers other than 0..K-1), stored in the model file; None: the ids are the labels
+    labels: tuple = None
 
     @property
     def dims(self):
@@ -94,19 +97,21 @@ def load(name_or_path, seed=0, test=None, binary=True):
         n_test = max(1, int(round(CSV_TEST_FRACTION * len(y))))
         order = np.random.default_rng(seed).permutation(len(y))
         tr, te = order[:-n_test], order[-n_test:]
-        return Split(name, X[tr], y[tr], X[te], y[te])
+        return Split(name, X[tr], y[tr], X[te], y[te], user_labels(classes))
     Xt, yt_raw = read_csv_raw(test, min_rows=1)
     check_dims(Xt, X.shape[1], what="test file %s" % test, source="training file %s" % key)
     yt = _map_labels_like(yt_raw, classes, test)
-    return Split(name, X, y, Xt, yt)
+    return Split(name, X, y, Xt, yt, user_labels(classes))
 
 
-def scale(split):
-    """(scaler, X_train01, X_test01): MinMaxScaler fitted on the training split only.
+def scale(split, bits=None, floor=False, kind="auto"):
+    """(scaler, X_train01, X_test01): the input map fitted on the training split only: a
+    MinMaxScaler, or with `bits` (the model's code width) and integer features an IntQuantizer
+    (kilobit.core.quant.fit_inputs: contract 1.1, what the board computes from raw readings).
 
     Test values outside the training range are clipped to [0, 1] (docs/contract.md, section 1).
     """
-    scaler = MinMaxScaler().fit(split.X_train)
+    scaler = fit_inputs(split.X_train, bits, floor, kind)
     return scaler, scaler.transform(split.X_train), scaler.transform(split.X_test)
 
 
@@ -144,7 +149,7 @@ def read_csv(path, binary=True, min_rows=2):
     label among them (so with two classes the smaller is 0 and the larger 1).
     """
     X, raw = read_csv_raw(path, min_rows=min_rows)
-    classes = np.unique(raw)
+    classes = np.unique(raw)  # text labels sort as text, numbers as numbers
     if binary and len(classes) != 2:
         shown = ", ".join(_fmt(v) for v in classes[:6]) + (", ..." if len(classes) > 6 else "")
         raise DataError("%s: a binary task needs exactly 2 distinct labels in the last column, "
@@ -154,13 +159,32 @@ def read_csv(path, binary=True, min_rows=2):
 
 
 def read_csv_raw(path, min_rows=2):
-    """(X float64 (n, M), labels float64 (n,)) with every check of the CSV format
-    (read_matrix's), the label in the last column."""
-    A = read_matrix(path, min_rows=min_rows, min_cols=2)
-    return A[:, :-1].copy(), A[:, -1].copy()
+    """(X float64 (n, M), labels (n,)) with every check of the CSV format (read_matrix's), the
+    label in the last column: float64 when every label is a number, else str (each label
+    1..32 printable ASCII characters, as a model file stores them)."""
+    A, labels = read_matrix(path, min_rows=min_rows, min_cols=2, text_labels=True)
+    if all(isinstance(v, float) for v in labels):
+        return A, np.array(labels, dtype=np.float64)
+    for i, v in enumerate(labels):
+        t = _fmt(v) if isinstance(v, float) else v
+        if len(t) > 32 or any(not " " <= c <= "~" for c in t):
+            raise DataError("%s: label %r (data row %d): labels are 1..32 printable ASCII "
+                            "characters" % (path, t[:40], i + 1))
+        labels[i] = t
+    return A, np.array(labels, dtype=str)
 
 
-def read_matrix(path, min_rows=2, min_cols=2):
+def user_labels(classes):
+    """The labels a model file stores for class ids 0..K-1 of a CSV's sorted `classes`: their
+    text, unless they are the numbers 0..K-1 already (then None: the ids say it)."""
+    if classes.dtype.kind == "f" and np.array_equal(classes, np.arange(len(classes))):
+        return None
+    if len(classes) > 255:
+        return None
+    return tuple(_fmt(v) if classes.dtype.kind == "f" else str(v) for v in classes)
+
+
+def read_matrix(path, min_rows=2, min_cols=2, text_labels=False):
     """Every number of a CSV file as float64 (n, columns), with every check of the format.
 
     Separated by commas, semicolons or tabs (SEPARATORS; which one is read off the first
@@ -168,7 +192,8 @@ def read_matrix(path, min_rows=2, min_cols=2):
     separator's name); blank lines are skipped; the first row is a header when none of its cells
     is a number. Every other row must have the same number of columns (at least 2: features and
     the label) and only finite numbers. Rows and columns in messages count from 1, as a
-    spreadsheet does, rows by their line in the file.
+    spreadsheet does, rows by their line in the file. With text_labels the last column may
+    hold text: (the other columns as float64, the last as a list of floats and str).
     """
     try:
         f = open(path, newline="", encoding="utf-8-sig")  # -sig: skip a spreadsheet BOM
@@ -203,8 +228,11 @@ def read_matrix(path, min_rows=2, min_cols=2):
                                     % (path, line, len(cells), "" if len(cells) == 1 else "s",
                                        width, "as the header" if header else
                                        "as row %d" % first))
+                last = len(cells) - 1 if text_labels else len(cells)
                 rows.append([_number(c, path, line, j + 1, not rows and header is None)
-                             for j, c in enumerate(cells)])
+                             for j, c in enumerate(cells[:last])] +
+                            [_label(c, path, line, j + 1) for j, c in
+                             enumerate(cells[last:], last)])
         except csv.Error as e:
             raise DataError("%s: malformed CSV near row %d: %s" % (path, reader.line_num, e)) \
                 from None
@@ -218,7 +246,20 @@ def read_matrix(path, min_rows=2, min_cols=2):
     if len(rows) < min_rows:
         raise DataError("%s: need at least %d data row%s, found %d"
                         % (path, min_rows, "" if min_rows == 1 else "s", len(rows)))
+    if text_labels:
+        return np.array([r[:-1] for r in rows], dtype=np.float64), [r[-1] for r in rows]
     return np.array(rows, dtype=np.float64)
+
+
+def _label(cell, path, row, col):
+    """A label cell: a number (checked as features are) or, failing that, its text."""
+    text = cell.strip()
+    try:
+        float(text)
+    except ValueError:
+        if text:
+            return text
+    return _number(cell, path, row, col)
 
 
 #: the separators a CSV may use, by name (the first non-blank line says which one it uses)
@@ -297,6 +338,9 @@ def _number(cell, path, row, col, first=False):
 
 
 def _map_labels_like(raw, classes, path):
+    if classes.dtype.kind != raw.dtype.kind:  # text labels in one file, numbers in the other
+        classes = np.array([_fmt(v) for v in classes])
+        raw = np.array([_fmt(v) for v in raw])
     idx = np.searchsorted(classes, raw)
     idx = np.clip(idx, 0, len(classes) - 1)
     bad = classes[idx] != raw
@@ -309,6 +353,8 @@ def _map_labels_like(raw, classes, path):
 
 
 def _fmt(v):
+    if isinstance(v, str):
+        return v
     return "%d" % v if float(v).is_integer() else "%g" % v
 
 

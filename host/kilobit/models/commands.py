@@ -82,7 +82,7 @@ def save_and_report(a, est, split, classes, what, check_budget=False):
     if check_budget and a.budget_bytes is not None and nbytes > a.budget_bytes:
         raise KilobitError("the trained model takes %d B on the device, over --budget-bytes %d "
                            "(nothing written)" % (nbytes, a.budget_bytes))
-    blob = est.to_bytes(a.bits)
+    blob = est.to_bytes(a.bits, labels=split.labels)
     kbfile.write(a.output, blob)
     cte = est.codes(split.X_test)
     acc_f = float((est.float_.predict(cte / float(1 << a.in_bits)) == split.y_test).mean())

@@ -52,7 +52,7 @@ def _values(split, m, scaler):
 def train(a):
     from kilobit import data
     from kilobit.core import kbfile, progress
-    from kilobit.core.quant import MinMaxScaler
+    from kilobit.core.quant import fit_inputs
     from kilobit.models.assoc.model import AssocInt
 
     split = data.load(a.data, seed=a.seed, test=a.test, binary=False)
@@ -74,8 +74,7 @@ def train(a):
         m = AssocInt(a.approach, a.bits, a.P, dims // a.P, cap, a.kt, a.R, seed=a.seed)
     except ValueError as e:
         raise KilobitError("bad assoc parameters: %s" % e) from None
-    sc = MinMaxScaler().fit(split.X_train)
-    scaler = (sc.lo_, sc.hi_)
+    scaler = kbfile.Extras.of(fit_inputs(split.X_train, a.bits), split.labels)
     Utr, Ute = _values(split, m, scaler)
     right = 0
     with progress.bar(len(Utr), "train assoc", quiet=a.quiet) as bar:

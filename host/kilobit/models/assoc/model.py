@@ -346,7 +346,7 @@ class AssocInt:
         m.rng = rng
         m.load_memory(p[off:off + nmem], nc)
         off += nmem
-        return m, kbfile.unpack_scaler(p, off, P * d, "assoc")
+        return m, kbfile.unpack_scaler(p, off, P * d, "assoc", bits)
 
 
 class AssociativeMemory:

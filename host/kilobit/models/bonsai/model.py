@@ -577,7 +577,7 @@ class BonsaiInt(kbfile.PayloadModel):
         wshift = np.frombuffer(bytes(pl[off:off + N]), dtype=np.uint8).astype(np.int64)
         vshift = np.frombuffer(bytes(pl[off + N:off + 2 * N]), dtype=np.uint8).astype(np.int64)
         off += 2 * N
-        scaler = kbfile.unpack_scaler(bytes(pl), off, dims, "bonsai")
+        scaler = kbfile.unpack_scaler(bytes(pl), off, dims, "bonsai", pj.in_bits)
         m = cls(pj, theta, W, V, wshift, vshift, eT, depth, classes, tree_enc=enc)
         return m, scaler
 
@@ -645,8 +645,8 @@ class Bonsai:
         return qcodes(self.scaler_.transform(X), self.kw["in_bits"])
 
     def fit(self, X, y):
-        from kilobit.core.quant import MinMaxScaler
-        self.scaler_ = MinMaxScaler().fit(X)
+        from kilobit.core.quant import fit_inputs
+        self.scaler_ = fit_inputs(X, self.kw["in_bits"])
         C = self.codes(X)
         y = np.asarray(y, dtype=np.int64)
         K = int(y.max()) + 1
@@ -661,8 +661,8 @@ class Bonsai:
         self.int_ = {w: quantize_model(self.float_, C, w) for w in (16, 8)}
         return self
 
-    def to_bytes(self, wbits=8):
-        return self.int_[wbits].to_bytes(scaler=(self.scaler_.lo_, self.scaler_.hi_))
+    def to_bytes(self, wbits=8, labels=None):
+        return self.int_[wbits].to_bytes(scaler=kbfile.Extras.of(self.scaler_, labels))
 
 
 def stderr_log(line):

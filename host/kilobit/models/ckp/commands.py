@@ -26,11 +26,11 @@ def train(a):
     from kilobit.models.commands import fit_online
 
     split = data.load(a.data, seed=a.seed, test=a.test)
-    scaler, Xtr, Xte = data.scale(split)
+    scaler, Xtr, Xte = data.scale(split, a.bits, floor=True)
     est = CompressedKernelPerceptron(L=a.L, A=a.A, bits=a.bits, C=a.C, seed=a.seed)
     fit_online(est, Xtr, split.y_train, a.quiet, "train ckp")
     m = est.model_
-    blob = m.to_bytes(scaler=(scaler.lo_, scaler.hi_))
+    blob = m.to_bytes(scaler=kbfile.Extras.of(scaler, split.labels))
     kbfile.write(a.output, blob)
     acc = est.score(Xte, split.y_test)
     print("ckp L=%d A=%g P=%d C=%d on %s: %d train / %d test rows, M=%d"

@@ -405,7 +405,7 @@ class CKPInt:
         off += nmem
         if not table_ok(table, C):
             raise ModelFileError("bad ckp weight table")
-        scaler = kbfile.unpack_scaler(p, off, dims, "ckp")
+        scaler = kbfile.unpack_scaler(p, off, dims, "ckp", bits)
         m = cls(bits, dims, L, width, C)
         m.rng = rng
         m.norm = norm

@@ -207,7 +207,7 @@ class ProtoNNInt(kbfile.PayloadModel):
                 raise ValueError("%s: %s" % (what, e)) from None
             mats.append((enc, M))
             off += n
-        scaler = kbfile.unpack_scaler(pl, off, dims, "protonn")
+        scaler = kbfile.unpack_scaler(pl, off, dims, "protonn", pj.in_bits)
         (penc, protos), (zenc, zmat) = mats
         model = cls(pj, protos, bshift, dshift, kshift, table, zmat, classes, bool(multilabel),
                     proto_enc=penc, z_enc=zenc)

@@ -519,8 +519,8 @@ class ProtoNN:
         return qcodes(self.scaler_.transform(X), self.in_bits)
 
     def fit(self, X, y):
-        from kilobit.core.quant import MinMaxScaler
-        self.scaler_ = MinMaxScaler().fit(X)
+        from kilobit.core.quant import fit_inputs
+        self.scaler_ = fit_inputs(X, self.in_bits)
         C = self.codes(X)
         y = np.asarray(y)
         multilabel = y.ndim == 2
@@ -562,8 +562,9 @@ class ProtoNN:
         """The integer model's predictions (what the device answers) at `wbits`."""
         return self.int_[self.wbits].predict(self.codes(X))
 
-    def to_bytes(self, wbits=8):
-        return self.int_[wbits].to_bytes(scaler=(self.scaler_.lo_, self.scaler_.hi_))
+    def to_bytes(self, wbits=8, labels=None):
+        from kilobit.core import kbfile
+        return self.int_[wbits].to_bytes(scaler=kbfile.Extras.of(self.scaler_, labels))
 
 
 def stderr_log(line):

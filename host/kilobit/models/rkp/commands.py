@@ -36,10 +36,10 @@ def train(a):
     from kilobit.models.rkp.model import RandomKernelPerceptron, mem_bytes
 
     split = data.load(a.data, seed=a.seed, test=a.test)
-    scaler, Xtr, Xte = data.scale(split)
+    scaler, Xtr, Xte = data.scale(split, a.bits)
     est = RandomKernelPerceptron(a.kernel, a.bits, a.budget, a.width, a.C, a.seed)
     fit_online(est, Xtr, split.y_train, a.quiet, "train rkp")
-    blob = est.model_.to_bytes(scaler=(scaler.lo_, scaler.hi_))
+    blob = est.model_.to_bytes(scaler=kbfile.Extras.of(scaler, split.labels))
     kbfile.write(a.output, blob)
     acc = est.score(Xte, split.y_test)
     m = est.model_

@@ -183,7 +183,7 @@ class RKPInt(_Core):
             raise ModelFileError("truncated rkp payload")
         if not table_ok(table, C):
             raise ModelFileError("bad rkp weight table")
-        scaler = kbfile.unpack_scaler(p, off, dims, "rkp")
+        scaler = kbfile.unpack_scaler(p, off, dims, "rkp", bits)
         m = cls(KERNELS[kernel], bits, dims, budget, width, C)
         m.rng = rng
         m.table = table  # the file's table is authoritative: it defines the weights

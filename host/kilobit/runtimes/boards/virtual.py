@@ -4,6 +4,8 @@ of a real board (mpremote, a serial client) run against them unchanged.
     with VirtualBoard() as vb:             # MicroPython 1.27 (WebAssembly) behind a pty
         subprocess.run(["mpremote", "connect", vb.port, "exec", "print(1)"])
     with VirtualBoard(board="rp2040") as vb:   # the emulated Pico (tools/pico, rp2040js)
+    with VirtualBoard(board="rp2040", flash="pico.img") as vb:   # its flash kept in pico.img
+        vb.cut_power()                      # power off now; a new board on pico.img boots on
     with SimBoard("uno", model_bytes) as sb:   # the RKP firmware on a simulated ATmega328P
         kilobit.stream.SerialPort(sb.port) ...  # its UART on a pty
 
@@ -107,25 +109,51 @@ class _PtyBoard:
         self.close()
 
 
+#: tools/pico/board.mjs's exit status when it lost power (--power-cut, or its parent died)
+POWER_CUT = 4
+
+
+def check_flash(path):
+    """Refuse, before a board starts, a --flash FILE the emulated Pico could not keep its flash
+    in: board.mjs --check, the one place that knows the image's layout, says why."""
+    from kilobit.runtimes.micropython import rp2040_sim
+    from kilobit.runtimes.micropython.kbit_wasm import node
+    p = subprocess.run([node(), rp2040_sim.BOARD_JS, "--flash", path, "--check"],
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    if p.returncode:
+        lines = p.stderr.strip().splitlines() or ["board.mjs --check failed (%d)" % p.returncode]
+        raise BoardError(lines[0].replace("board.mjs: ", "", 1))
+
+
 class VirtualBoard(_PtyBoard):
     """A MicroPython board on a serial port (a pty) or a TCP port: MicroPython 1.27
     (WebAssembly, node), or with board="rp2040" the emulated Pico (MicroPython 1.23's core on
     kilobit's minimal RP2040 port under rp2040js).
 
     .port is what mpremote connects to: /dev/pts/N (or `link`, a symlink to it), or
-    socket://127.0.0.1:PORT when tcp_port is given (0: any free port)."""
+    socket://127.0.0.1:PORT when tcp_port is given (0: any free port).
+
+    The emulated Pico only: `flash` names a host file that keeps its flash's file table across
+    boards (loaded at start when it exists, rewritten atomically at every filesystem update, so
+    it survives any stop, SIGKILL included, as of the last update); `power_cut=N` powers the
+    board off just after its N-th filesystem update (its process ends with POWER_CUT)."""
 
     #: the boards it can be: name -> what it is
     KINDS = {None: "MicroPython 1.27 (WebAssembly)",
              "rp2040": "Raspberry Pi Pico, emulated: MicroPython 1.23's core on kilobit's minimal "
                        "RP2040 port (rp2040js)"}
 
-    def __init__(self, tcp_port=None, link=None, heapsize=None, log=None, board=None):
+    def __init__(self, tcp_port=None, link=None, heapsize=None, log=None, board=None,
+                 flash=None, power_cut=None):
         super().__init__(link, log)
         if board not in self.KINDS:
             raise BoardError("no virtual board %r (known: %s)"
                              % (board, ", ".join(k for k in self.KINDS if k)))
+        if board != "rp2040" and (flash is not None or power_cut is not None):
+            raise BoardError("--flash and --power-cut need --board rp2040 (the WebAssembly "
+                             "board has no flash)")
         self.tcp_port, self.heapsize, self.board = tcp_port, heapsize, board
+        self.flash, self.power_cut = flash, power_cut
         self._stop = threading.Event()
         self._threads = []
         self._client = None
@@ -143,6 +171,11 @@ class VirtualBoard(_PtyBoard):
                 except KilobitError as e:
                     raise BoardError(str(e)) from None
             cmd = [node(), rp2040_sim.BOARD_JS]
+            if miss is None and self.flash is not None:
+                check_flash(self.flash)
+                cmd += ["--flash", self.flash]
+            if self.power_cut is not None:
+                cmd += ["--power-cut", str(self.power_cut)]
         else:
             miss = missing_wasm()
             cmd = [node(), BOARD_JS]
@@ -205,6 +238,14 @@ class VirtualBoard(_PtyBoard):
                 except OSError:
                     pass
         self._release()
+
+    def cut_power(self):
+        """Power the board off now (SIGKILL to the emulator, mid-instruction if need be): its
+        --flash file keeps what its last filesystem update wrote. Then close()."""
+        if self.alive():
+            self.proc.kill()
+            self.proc.wait()
+        self.close()
 
     # -- relays --
     def _write_board(self, data):
