@@ -138,9 +138,11 @@ def test_cli_train_and_eval_bonsai(tmp_path, capsys):
     ev = capsys.readouterr().out
     assert "accuracy %.4f" % acc in ev
     s = data.load("digits", seed=1)
-    # digits' pixels are integers 0..16: the file carries the integer quantizer (contract 1.1)
-    assert scaler.quant is not None and scaler.scaler is None
-    want = float((m.predict(scaler.quant.codes(s.X_test)) == s.y_test).mean())
+    from kilobit.core.quant import MinMaxScaler, quantize
+    # digits' pixels come scaled to [0, 1] (not integers): the float scaler, as before
+    assert scaler.quant is None and scaler.scaler is not None
+    sc = MinMaxScaler.stored_or_fitted(scaler, None)
+    want = float((m.predict(quantize(sc.transform(s.X_test), 8)) == s.y_test).mean())
     assert "%.4f" % want == "%.4f" % acc and acc > 0.7
 
 
