@@ -43,3 +43,37 @@ def weight(k, table, C):
     if k == 0:
         return C
     return _weight(k, table, len(table), C, C >> 1)
+
+
+# exp(-2^k) * 2^22, rounded, for k = -10 .. 3. Below k = -10 the series 1 - 2^k + 2^(2k-1) - ..
+# rounds to 2^22 - 2^(22+k) (the square term stays under half a unit), and from k = 4 on
+# C * exp(-16) < 1/2 for every C <= 255. 22 bits keep C * E below 2^30 (a small int), and
+# the rounding of C * exp(-2^k) is exact with them: the nearest any of the 255 x 14 products
+# comes to a half-integer is 6e-4 (at k = -3, C = 200), far above the 2^-22 * 255 error
+# (tests/test_new_learners.py compares with the host's float64 for every C and exponent).
+_EXP2 = (4190210, 4186120, 4177952, 4161664, 4129277, 4065259, 3940184, 3701460, 3266527,
+         2543974, 1542998, 567637, 76821, 1407)
+_ONE = const(0x400000)  # 2^22
+
+
+def power_table(e, C):
+    """The power table of contract 3.2, P[j] = round(C * exp(-2^j / 2^e)) until the first 0,
+    as bytes, integer-only: e = width + bits (laplace) or width + 2 * bits (rbf)."""
+    out = bytearray(TABLE_MAX)
+    n = 0
+    for j in range(TABLE_MAX):
+        k = j - e
+        if k > 3:
+            break
+        if k >= -10:
+            x = _EXP2[k + 10]
+        elif k >= -22:
+            x = _ONE - (1 << (22 + k))
+        else:
+            x = _ONE
+        p = (C * x + (_ONE >> 1)) >> 22
+        if not p:
+            break
+        out[n] = p
+        n += 1
+    return bytes(out[:n])
