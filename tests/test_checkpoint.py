@@ -1,7 +1,9 @@
-"""kbit checkpoints under power cuts (device/kbit/checkpoint.py, issue 15 item 1): the device's own
-test file on real MicroPython (the WebAssembly build and the unix port) with its cut-point count,
-and under CPython a cut at every write for an rkp, a ckp and an assoc learner, each restart then
-going on bit for bit with the host integer reference from the state it came back to."""
+"""kbit checkpoints under power cuts (device/kbit/checkpoint.py, issues 15 and 28): the device's own
+test file on real MicroPython (the WebAssembly build and the unix port) with its cut-point counts,
+and under CPython a cut at every write of the first save and of a later one for an rkp, a ckp
+and an assoc learner, each restart then going on bit for bit with the host integer reference
+from the state it came back to; the predictors (bonsai, protonn) refused before anything is
+written."""
 import os
 import re
 
@@ -24,10 +26,11 @@ def test_the_device_test_passes_on_micropython(where):
     run = kbit_wasm.run if where == "wasm" else kbit_unix.run
     p = run([SCRIPT], timeout=300)
     assert p.returncode == 0, p.stderr
-    m = re.search(r"kbit checkpoint: (\d+) tests passed; power cuts tried (\d+), recovered (\d+)",
-                  p.stdout)
+    m = re.search(r"kbit checkpoint: (\d+) tests passed; power cuts tried (\d+), recovered (\d+); "
+                  r"in the first save tried (\d+), recovered (\d+)", p.stdout)
     assert m, p.stdout + p.stderr
-    assert int(m.group(1)) >= 4 and int(m.group(2)) == int(m.group(3)) >= 6
+    assert int(m.group(1)) >= 10 and int(m.group(2)) == int(m.group(3)) >= 6
+    assert int(m.group(4)) == int(m.group(5)) >= 6
 
 
 def _learners():
@@ -60,11 +63,16 @@ def _host_step(m, x, y):
     return s
 
 
+@pytest.mark.parametrize("first", [True, False], ids=["first-save", "later-save"])
 @pytest.mark.parametrize("name", ["rkp", "ckp", "assoc"])
-def test_a_power_cut_at_every_write_then_the_host_reference(name):
+def test_a_power_cut_at_every_write_then_the_host_reference(name, first):
+    """The first save (nothing saved yet: the restart comes back with the deployed model,
+    `initial`, through Checkpoint(None, ...)) or a save after a complete one (Checkpoint(cls,
+    ...))."""
     blob, example = _learners()[name]
     spec = registry.get(name)
     cls = spec.kbit_class()
+    kind = None if first else cls
 
     def learnt(n0, n1):
         m = cls.load(blob)
@@ -72,30 +80,67 @@ def test_a_power_cut_at_every_write_then_the_host_reference(name):
             m.learn(*example(i))
         return m
 
-    a, b = learnt(0, 12), learnt(0, 20)
+    def saved(m):
+        w = T.FakeFS()
+        Checkpoint(cls, "/s.kb", fs=w).save(m)
+        return bytes(w.files["/s.kb"])
+
+    a, b = (cls.load(blob) if first else learnt(0, 3)), learnt(0, 20)
+    assert saved(a) != saved(b)
+
+    def deployed(fs):
+        fs.files["/deployed.kb"] = bytearray(blob)
+        if not first:
+            Checkpoint(kind, "/m.kb", fs=fs).save(a)
+
     whole = T.FakeFS()
-    Checkpoint(cls, "/m.kb", fs=whole).save(a)
-    first = whole.ops
-    Checkpoint(cls, "/m.kb", fs=whole).save(b)
+    deployed(whole)
+    start = whole.ops
+    Checkpoint(kind, "/m.kb", fs=whole).save(b)
     tried = 0
-    for cut in range(first, whole.ops + 1):
+    for cut in range(start, whole.ops + 1):
         fs = T.FakeFS(cut)
-        Checkpoint(cls, "/m.kb", fs=fs).save(a)
+        deployed(fs)
         try:
-            Checkpoint(cls, "/m.kb", fs=fs).save(b)
+            Checkpoint(kind, "/m.kb", fs=fs).save(b)
         except T.PowerCut:
             pass
-        m = Checkpoint(cls, "/m.kb", fs=fs).load()  # the restart
-        wfs = T.FakeFS()
-        Checkpoint(cls, "/s.kb", fs=wfs).save(m)
-        state = bytes(wfs.files["/s.kb"])
-        wa, wb = T.FakeFS(), T.FakeFS()
-        Checkpoint(cls, "/s.kb", fs=wa).save(a)
-        Checkpoint(cls, "/s.kb", fs=wb).save(b)
-        assert state in (bytes(wa.files["/s.kb"]), bytes(wb.files["/s.kb"])), (name, cut)
+        m = Checkpoint(kind, "/m.kb", fs=fs.restart(), initial="/deployed.kb").load()
+        assert type(m) is cls
+        state = saved(m)
+        assert state in (saved(a), saved(b)), (name, cut)
         host, _ = spec.load(state)  # the host reference from the state the board came back to
         for i in range(20, 32):
             x, y = example(i)
             assert m.learn(x, y) == _host_step(host, x, y), (name, cut, i)
         tried += 1
-    assert tried == whole.ops - first + 1 >= 6
+    assert tried == whole.ops - start + 1 >= 6
+
+
+def _golden_model(prefix):
+    import glob
+
+    from kilobit.core import goldenfile
+    path = sorted(glob.glob(os.path.join(HERE, "golden", prefix + "-*.json")))[0]
+    return bytes.fromhex(goldenfile.load(path)["model_file"])
+
+
+@pytest.mark.parametrize("name", ["protonn", "bonsai"])
+def test_a_predictor_is_refused_before_anything_is_written(name):
+    """Issue 28: Checkpoint(ProtoNN, path).save(m) left an empty PATH.new."""
+    blob = _golden_model(name)
+    cls = registry.get(name).kbit_class()
+    m = cls.load(blob)
+    fs = T.FakeFS()
+    with pytest.raises(TypeError, match="%s is not a learner" % cls.__name__):
+        Checkpoint(cls, "/m.kb", fs=fs)
+    with pytest.raises(TypeError, match="%s is not a learner" % cls.__name__):
+        Checkpoint(None, "/m.kb", fs=fs).save(m)
+    assert fs.files == {}
+    # a predictor's file where a checkpoint should be is not taken for one
+    fs.files["/m.kb"] = bytearray(blob)
+    with pytest.raises(ValueError, match="^/m.kb: a %s learns nothing" % cls.__name__):
+        Checkpoint(None, "/m.kb", fs=fs).load()
+    fs.files["/m.kb.new"] = bytearray(blob)  # ignored, as a torn one is
+    with pytest.raises(ValueError, match="^/m.kb: a %s learns nothing" % cls.__name__):
+        Checkpoint(None, "/m.kb", fs=fs).load()
