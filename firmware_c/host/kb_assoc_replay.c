@@ -2,10 +2,11 @@
  * kb_assoc_replay - run kb_assoc.h on the host, for comparison with the integer reference
  * (kilobit.runtimes.assoc_rt drives it; docs/contract.md sections 5 and 9).
  *
- *     kb_assoc_replay MODEL.kb MEMOUT < steps
+ *     kb_assoc_replay [-r] MODEL.kb MEMOUT < steps
  *
  * One step per line: "L y v0 .. vT-1" (learn label y, 0..255) or "Q v0 .. vT-1" (predict), the
- * values int8 within the model's B bits. Per step it prints "pred count classes anchors changed"
+ * values int8 within the model's B bits (with -r raw integer readings, quantized by the model's
+ * own integer quantizer first, kb_tool.h). Per step it prints "pred count classes anchors changed"
  * (pred -1: no class yet; changed 1 when a learning step changed the memory); after each such
  * step, and once at the end, it appends the memory (labels | nf | anchors | connections) to
  * MEMOUT, in binary.
@@ -76,9 +77,10 @@ int main(int argc, char **argv)
     size_t len;
     long lo, hi;
     FILE *f, *out;
+    const int raw = kb_tool_raw_flag(&argc, &argv);
 
     if (argc != 3)
-        kb_die(2, "usage: kb_assoc_replay MODEL.kb MEMOUT < steps", 0);
+        kb_die(2, "usage: kb_assoc_replay [-r] MODEL.kb MEMOUT < steps", 0);
     f = fopen(argv[1], "rb");
     if (!f || (len = fread(file_buf, 1, sizeof file_buf, f), ferror(f))) {
         static char msg[512];
@@ -91,6 +93,10 @@ int main(int argc, char **argv)
     err = kb_assoc_load(&m, file_buf, len, near_buf, dist_buf, 256);
     if (err != KB_OK)
         kb_die(2, kb_model_strerror(err, KB_FILE_TYPE_ASSOC), 0);
+    if (raw)
+        kb_tool_quant_load(file_buf, m.bits,
+                           KB_ASSOC_PARAMS + kb_assoc_mem_bytes(m.P, m.d, m.cap, m.kt, m.R),
+                           kb_assoc_T(&m));
     out = fopen(argv[2], "wb");
     if (!out)
         kb_die(1, "cannot open the memory output", 0);
@@ -115,7 +121,9 @@ int main(int argc, char **argv)
         s = kb_skip_space(s + 1);
         if (learn && !parse_int(&s, 0, 255, &y))
             kb_die(3, "label must be an integer in 0..255", step);
-        for (j = 0; j < T; j++) {
+        if (raw)
+            s = kb_tool_read_raw(s, NULL, values, step);
+        for (j = 0; !raw && j < T; j++) {
             s = kb_skip_space(s);
             if (*s == '\0')
                 kb_die(3, "fewer values than the model's T", step);
@@ -123,7 +131,7 @@ int main(int argc, char **argv)
                 kb_die(3, "value is not an integer within the model's bits", step);
             values[j] = (int8_t)v;
         }
-        if (*kb_skip_space(s) != '\0')
+        if (!raw && *kb_skip_space(s) != '\0')
             kb_die(3, "more values than the model's T", step);
         if (learn) {
             if (kb_assoc_learn(&m, values, (uint8_t)y, &pred) == KB_ASSOC_FULL)

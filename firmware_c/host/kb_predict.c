@@ -2,10 +2,11 @@
  * kb_predict - run a host-trained predictor of the C runtime on the host, for comparison with
  * the integer reference (kilobit.runtimes.c.c_host drives it; docs/contract.md, section 5).
  *
- *     kb_predict MODEL.kb < steps
+ *     kb_predict [-r] MODEL.kb < steps
  *
  * One step per line: "P x0 .. xD-1" (the D codes of one input, streamed feature by feature
- * in index order; zeros are streamed too). Per step it prints the golden fields of the model,
+ * in index order; zeros are streamed too; with -r raw integer readings, quantized by the
+ * model's own integer quantizer first, kb_tool.h). Per step it prints the golden fields of the model,
  * space-separated; for Bonsai: P[0..d-1], the leaf, the L scores, the prediction; for ProtoNN
  * (model type 4): P[0..d-1], D[0..m-1], k[0..m-1], the L scores, the prediction.
  *
@@ -30,6 +31,7 @@ static uint8_t file_buf[KB_PREDICT_MAX_FILE + 1];
 static char line[KB_PREDICT_MAX_LINE];
 static kb_bonsai_t model;
 static kb_protonn_t protonn;
+static uint8_t codes[KB_TOOL_MAX_RAW];
 
 int main(int argc, char **argv)
 {
@@ -40,9 +42,10 @@ int main(int argc, char **argv)
     FILE *f;
     int is_protonn;
     kb_proj_t *proj;
+    const int raw = kb_tool_raw_flag(&argc, &argv);
 
     if (argc != 2)
-        kb_die(2, "usage: kb_predict MODEL.kb < steps", 0);
+        kb_die(2, "usage: kb_predict [-r] MODEL.kb < steps", 0);
     f = fopen(argv[1], "rb");
     if (!f || (len = fread(file_buf, 1, sizeof file_buf, f), ferror(f))) {
         static char msg[512];
@@ -60,6 +63,12 @@ int main(int argc, char **argv)
     if (err != KB_OK)
         kb_die(2, kb_model_strerror(err, file_buf[5]), 0);
     proj = is_protonn ? &protonn.proj : &model.proj;
+    if (raw) {
+        uint8_t bits = 0; /* in_bits, from top = 2^in_bits - 1 */
+        while (proj->top >> bits)
+            bits++;
+        kb_tool_quant_load(file_buf, bits, is_protonn ? protonn.used : model.used, proj->dims);
+    }
 
     while (fgets(line, sizeof line, stdin)) {
         const char *s = kb_skip_space(line);
@@ -74,11 +83,15 @@ int main(int argc, char **argv)
         if (*s != 'P' || !kb_is_space(s[1]))
             kb_die(3, "expected 'P codes..'", step);
         s++;
+        if (raw)
+            s = kb_tool_read_raw(s, codes, NULL, step);
         for (j = 0; j < proj->dims; j++) {
             s = kb_skip_space(s);
-            if (*s == '\0')
+            if (raw)
+                v = codes[j];
+            else if (*s == '\0')
                 kb_die(3, "fewer codes than the model's dims", step);
-            if (!kb_parse_uint(&s, proj->top, &v))
+            else if (!kb_parse_uint(&s, proj->top, &v))
                 kb_die(3, "code is not an integer in 0..2^in_bits-1", step);
             if (kb_proj_update(proj, j, (uint8_t)v) != 0)
                 kb_die(3, "update refused", step);

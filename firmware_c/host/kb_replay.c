@@ -2,9 +2,11 @@
  * kb_replay - run the C runtime on the host, for comparison with the integer reference
  * (kilobit.runtimes.c.c_host drives it; docs/contract.md, section 5).
  *
- *     kb_replay MODEL.kb < steps
+ *     kb_replay [-r] MODEL.kb < steps
  *
- * One step per line: "L y c0 .. cM-1" (learn, y in {0, 1}) or "Q c0 .. cM-1" (score only).
+ * One step per line: "L y c0 .. cM-1" (learn, y in {0, 1}) or "Q c0 .. cM-1" (score only);
+ * with -r the values are raw integer readings, quantized by the model's own integer quantizer
+ * first (kb_tool.h).
  * Per step it prints "score pred mistake count", followed on a mistake by a space and the
  * support-vector memory in lowercase hex; after the last step "END <memory hex>".
  *
@@ -153,6 +155,21 @@ static unsigned long top_code(void)
 }
 
 /* One step: the score (learning when `learn`), *mistake and *count after it. */
+/* Where the payload's trailer starts (contract 4 and 6.7), from the file's own fields: the
+ * compile-time builds keep no pointer into the file. */
+static uint32_t trailer_at(void)
+{
+    const uint8_t *p = file_buf + KB_FILE_HEAD;
+#ifdef KB_REPLAY_CKP
+    if (is_ckp) {
+        const uint32_t off = KB_CKP_PARAMS + (uint32_t)p[16] + 5u;
+        return off + kb_le16(p + off - 3u) + ((uint32_t)kb_le16(p + 3) + 7u) / 8u;
+    }
+#endif
+    return KB_RKP_PARAMS + (uint32_t)p[12] +
+           kb_rkp_mem_bytes(kb_le16(p + 4), kb_le16(p + 2), p[1]);
+}
+
 static long step_model(uint8_t learn, uint8_t y, uint8_t *mistake, unsigned long *count)
 {
     long score = 0;
@@ -176,13 +193,18 @@ int main(int argc, char **argv)
     kb_err_t err;
     unsigned long step = 0;
     unsigned long top;
+    const int raw = kb_tool_raw_flag(&argc, &argv);
 
     if (argc != 2)
-        kb_die(2, "usage: kb_replay MODEL.kb < steps", 0);
+        kb_die(2, "usage: kb_replay [-r] MODEL.kb < steps", 0);
     err = load(argv[1]);
     if (err != KB_OK)
         kb_die(2, strerror_of(err), 0);
     top = top_code();
+    if (raw)
+        kb_tool_quant_load(file_buf, (uint8_t)(is_ckp ? file_buf[KB_FILE_HEAD] :
+                                               file_buf[KB_FILE_HEAD + 1]), trailer_at(),
+                           dims_of());
 
     while (fgets(line, sizeof line, stdin)) {
         const char *s = kb_skip_space(line);
@@ -201,7 +223,9 @@ int main(int argc, char **argv)
         s = kb_skip_space(s + 1);
         if (learn && !kb_parse_uint(&s, 1, &y))
             kb_die(3, "label must be 0 or 1", step);
-        for (j = 0; j < dims_of(); j++) {
+        if (raw)
+            s = kb_tool_read_raw(s, codes, NULL, step);
+        for (j = 0; !raw && j < dims_of(); j++) {
             s = kb_skip_space(s);
             if (*s == '\0')
                 kb_die(3, "fewer codes than the model's dims", step);

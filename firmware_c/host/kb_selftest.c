@@ -8,6 +8,7 @@
  *     kb_selftest weight C P0 P1 ..    w(k) for each k read from stdin (table may be empty)
  *     kb_selftest errors               every error code and its kb_strerror text
  *     kb_selftest recip                the 32-bit path's division by multiply, every case
+ *     kb_selftest quant TYPE BITS      kb_quant.h's code of each "lo hi x" read from stdin
  *
  * Exit status 2 on bad arguments.
  */
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "../kb_file.h"
+#include "../kb_quant.h"
 #include "../kb_rkp.h"
 
 static unsigned long arg(const char *s, unsigned long max)
@@ -85,6 +87,26 @@ int main(int argc, char **argv)
         return 0;
     }
 #endif
+    if (argc == 4 && strcmp(argv[1], "quant") == 0) {
+        /* one feature at a time, so a test can put any bounds beside any reading */
+        const uint8_t bits = (uint8_t)arg(argv[3], 8);
+        kb_quant_t q;
+        int32_t lo, hi;
+        uint32_t M;
+        long a, b, x;
+        if (bits == 0)
+            return 2;
+        q.n = 1;
+        kb_quant_setup(&q, (uint8_t)arg(argv[2], 255), bits);
+        q.lo = &lo;
+        q.hi = &hi;
+        q.M = &M;
+        while (scanf("%ld %ld %ld", &a, &b, &x) == 3) {
+            kb_quant_derive((int32_t)a, (int32_t)b, &lo, &hi, &M);
+            printf("%u\n", (unsigned)kb_quant_one(&q, 0, (int32_t)x));
+        }
+        return 0;
+    }
     if (argc == 2 && strcmp(argv[1], "errors") == 0) {
         int e;
         for (e = KB_OK; e < KB_ERR_COUNT_; e++)
@@ -92,6 +114,6 @@ int main(int argc, char **argv)
         return 0;
     }
     fputs("usage: kb_selftest seed SEED | rng STATE N | below STATE N BOUND | weight C P0 P1 .. "
-          "| errors\n", stderr);
+          "| errors | quant TYPE BITS\n", stderr);
     return 2;
 }

@@ -1,12 +1,16 @@
 /*
  * kb_tool.h - what the host replay tools (kb_replay, kb_predict, kb_assoc_replay) share: the
- * error exit and the tokens of a step line. Host only (stdio, exit); no malloc.
+ * error exit, the tokens of a step line, and raw steps (-r). Host only (stdio, exit); no malloc.
  */
 #ifndef KB_TOOL_H
 #define KB_TOOL_H
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#define KB_QUANT_FILE
+#include "../kb_quant.h"
 
 /* "error: [step N: ]what" on stderr after what stdout has so far, then exit(status). */
 static inline void kb_die(int status, const char *what, unsigned long step)
@@ -50,6 +54,88 @@ static inline int kb_parse_uint(const char **s, unsigned long max, unsigned long
     *s = p;
     *value = v;
     return 1;
+}
+
+/* ---- raw steps: `TOOL -r MODEL.kb ...` (golden cases with "raw": true) ----
+ * Each step's values are raw integer readings that the model's own integer quantizer (contract
+ * 1.1, kb_quant.h) turns into codes first, as a board does with m.quantize before learning or
+ * predicting; a model without an integer quantizer is refused. */
+#define KB_TOOL_MAX_RAW 65535u
+static int32_t kb_tool_raw[KB_TOOL_MAX_RAW];
+static int32_t kb_tool_qlo[KB_TOOL_MAX_RAW], kb_tool_qhi[KB_TOOL_MAX_RAW];
+static uint32_t kb_tool_qM[KB_TOOL_MAX_RAW];
+static kb_quant_t kb_tool_quant;
+
+/* 1 when argv[1] is "-r" (then dropped from argc/argv), else 0. */
+static inline int kb_tool_raw_flag(int *argc, char ***argv)
+{
+    if (*argc < 2 || strcmp((*argv)[1], "-r") != 0)
+        return 0;
+    (*argv)[1] = (*argv)[0];
+    (*argv)++;
+    (*argc)--;
+    return 1;
+}
+
+/* The quantizer of the loaded model file `file` (type and code width `bits`), whose trailer is
+ * at payload byte `used`, for n raw inputs; exits 2 when the model has none. */
+static inline void kb_tool_quant_load(const uint8_t *file, uint8_t bits, uint32_t used,
+                                      unsigned long n)
+{
+    kb_err_t err;
+    if (n > KB_TOOL_MAX_RAW)
+        kb_die(2, kb_strerror(KB_ERR_LIMIT), 0);
+    err = kb_quant_load(&kb_tool_quant, file[5], bits, file + KB_FILE_HEAD, kb_le32(file + 8),
+                        used, (uint16_t)n, kb_tool_qlo, kb_tool_qhi, kb_tool_qM);
+    if (err != KB_OK)
+        kb_die(2, kb_model_strerror(err, file[5]), 0);
+    if (kb_tool_quant.n == 0)
+        kb_die(2, "raw steps need a model with an integer quantizer", 0);
+}
+
+/* A decimal int32_t token at *s (optional '-'); advance past it. */
+static inline int kb_parse_int32(const char **s, int32_t *value)
+{
+    const char *p = *s;
+    const int neg = *p == '-';
+    unsigned long v = 0;
+    if (neg)
+        p++;
+    if (*p < '0' || *p > '9')
+        return 0;
+    while (*p >= '0' && *p <= '9') {
+        v = v * 10u + (unsigned long)(*p - '0');
+        if (v > 2147483648ul - (neg ? 0u : 1u))
+            return 0;
+        p++;
+    }
+    if (*p != '\0' && !kb_is_space(*p))
+        return 0;
+    *s = p;
+    *value = neg ? (int32_t)(-(long long)v) : (int32_t)v;
+    return 1;
+}
+
+/* The n raw readings of a step at s, quantized into codes[0 .. n) (or, with `values`, assoc's
+ * signed values); the rest of the line after them. */
+static inline const char *kb_tool_read_raw(const char *s, uint8_t *codes, int8_t *values,
+                                           unsigned long step)
+{
+    uint16_t j;
+    for (j = 0; j < kb_tool_quant.n; j++) {
+        s = kb_skip_space(s);
+        if (*s == '\0')
+            kb_die(3, "fewer raw values than the model's inputs", step);
+        if (!kb_parse_int32(&s, &kb_tool_raw[j]))
+            kb_die(3, "raw value is not a 32-bit integer", step);
+    }
+    if (*kb_skip_space(s) != '\0')
+        kb_die(3, "more raw values than the model's inputs", step);
+    if (values)
+        kb_quant_values32(&kb_tool_quant, kb_tool_raw, values);
+    else
+        kb_quant_codes32(&kb_tool_quant, kb_tool_raw, codes);
+    return s;
 }
 
 #endif /* KB_TOOL_H */

@@ -1,0 +1,134 @@
+/*
+ * kb_quant.h - the integer quantizer (docs/contract.md 1.1): raw integer readings -> codes.
+ *
+ * Every runtime turns a sensor's raw reading into the code the model was trained on with the
+ * same integer formula, so a model trained on raw readings sees on the chip exactly the codes
+ * the host saw. Per reading: two compares, one 32-bit multiply, an add and a shift; the one
+ * division per feature (M) happens at load time, never in the per-reading loop.
+ *
+ * The bounds and multipliers (lo, hi, M; one each per feature) are read through KB_QUANT_LO,
+ * KB_QUANT_HI and KB_QUANT_M: RAM arrays by default, flash (PROGMEM) on an AVR build that
+ * defines KB_QUANT_PROGMEM (the exported header's constants). kb_quant_load (defined with
+ * KB_QUANT_FILE, which pulls in kb_file.h) fills RAM arrays from a model file's trailer.
+ */
+#ifndef KB_QUANT_H
+#define KB_QUANT_H
+
+#include <stdint.h>
+
+#define KB_QUANT_TOTAL 28 /* S + b: (x - lo) * M + R stays below 2^30 */
+/* lo of a constant feature (span 0): every reading is <= it, so its code is 0 without a
+ * separate test in the per-reading loop */
+#define KB_QUANT_CONST_LO INT32_MAX
+
+#if defined(__AVR__) && defined(KB_QUANT_PROGMEM)
+#include <avr/pgmspace.h>
+#define KB_QUANT_FLASH PROGMEM
+#define KB_QUANT_LO(q, j) ((int32_t)pgm_read_dword(&(q)->lo[j]))
+#define KB_QUANT_HI(q, j) ((int32_t)pgm_read_dword(&(q)->hi[j]))
+#define KB_QUANT_M(q, j) ((uint32_t)pgm_read_dword(&(q)->M[j]))
+#else
+#define KB_QUANT_FLASH
+#define KB_QUANT_LO(q, j) ((q)->lo[j])
+#define KB_QUANT_HI(q, j) ((q)->hi[j])
+#define KB_QUANT_M(q, j) ((q)->M[j])
+#endif
+
+typedef struct {
+    uint16_t n;      /* raw inputs (0: the model has no integer quantizer) */
+    uint8_t top;     /* 2^b - 1, the largest code */
+    uint8_t S;       /* 28 - b */
+    uint32_t R;      /* 2^(S-1) (round half up), 0 for ckp (floor) */
+    uint8_t offset;  /* kb_quant_values subtracts it: 2^(b-1) for assoc's int8 values, else 0 */
+    const int32_t *lo; /* per feature; KB_QUANT_CONST_LO where hi == lo */
+    const int32_t *hi;
+    const uint32_t *M; /* (2^28 + span / 2) / span */
+} kb_quant_t;
+
+/* The code of reading x of feature j. x - lo is computed only when lo < x < hi, where it is
+ * positive and below 2^28 (contract 1.1), so neither the subtraction nor the product can
+ * overflow whatever the int32_t reading. */
+static inline uint8_t kb_quant_one(const kb_quant_t *q, uint16_t j, int32_t x)
+{
+    const int32_t lo = KB_QUANT_LO(q, j);
+    uint32_t c;
+    if (x <= lo)
+        return 0;
+    if (x >= KB_QUANT_HI(q, j))
+        return q->top;
+    c = ((uint32_t)(x - lo) * KB_QUANT_M(q, j) + q->R) >> q->S;
+    return c > q->top ? q->top : (uint8_t)c;
+}
+
+/* The loops over n readings: int16_t (what most sensors and ADCs give) or int32_t readings (24-bit
+ * ADCs, sums of readings) into codes, or into assoc's signed values, code - 2^(b-1) (contract
+ * 9.1). One definition for the four, so they cannot drift apart. */
+#define KB_QUANT_LOOP(name, raw_t, out_t, out_of)                                              \
+    static inline void name(const kb_quant_t *q, const raw_t *raw, out_t *out)                 \
+    {                                                                                          \
+        uint16_t j;                                                                            \
+        for (j = 0; j < q->n; j++)                                                             \
+            out[j] = out_of(q, kb_quant_one(q, j, raw[j]));                                    \
+    }
+#define KB_QUANT_CODE(q, c) (c)
+#define KB_QUANT_VALUE(q, c) ((int8_t)((int16_t)(c) - (int16_t)(q)->offset))
+KB_QUANT_LOOP(kb_quant_codes, int16_t, uint8_t, KB_QUANT_CODE)
+KB_QUANT_LOOP(kb_quant_codes32, int32_t, uint8_t, KB_QUANT_CODE)
+KB_QUANT_LOOP(kb_quant_values, int16_t, int8_t, KB_QUANT_VALUE)
+KB_QUANT_LOOP(kb_quant_values32, int32_t, int8_t, KB_QUANT_VALUE)
+
+/* The fields that follow from the model: its type (ckp floors, assoc is signed) and code
+ * width b (1..8). */
+static inline void kb_quant_setup(kb_quant_t *q, uint8_t type, uint8_t bits)
+{
+    q->top = (uint8_t)((1u << bits) - 1u);
+    q->S = (uint8_t)(KB_QUANT_TOTAL - bits);
+    q->R = type == 2 ? 0 : (uint32_t)1 << (q->S - 1u); /* 2: ckp (KB_FILE_TYPE_CKP) */
+    q->offset = (uint8_t)(type == 5 ? 1u << (bits - 1u) : 0u); /* 5: assoc */
+}
+
+/* lo, hi, M of one feature from its bounds (-2^30 <= lo <= hi < 2^30, hi - lo < 2^28). */
+static inline void kb_quant_derive(int32_t lo, int32_t hi, int32_t *qlo, int32_t *qhi,
+                                   uint32_t *qM)
+{
+    const uint32_t span = (uint32_t)(hi - lo);
+    *qlo = span ? lo : KB_QUANT_CONST_LO;
+    *qhi = hi;
+    *qM = span ? (((uint32_t)1 << KB_QUANT_TOTAL) + span / 2u) / span : 0;
+}
+
+#ifdef KB_QUANT_FILE
+#include "kb_file.h"
+
+/* The integer quantizer of a model of `type` and code width `bits` (1..8) whose payload
+ * pl[0 .. plen) has its trailer at pl[used] for n raw inputs: lo, hi and M into the caller's
+ * arrays of n entries each. A model without one loads as q->n == 0 (its caller gives codes);
+ * a bad trailer is KB_ERR_TRAILER, a width out of 1..8 KB_ERR_PARAM. */
+static inline kb_err_t kb_quant_load(kb_quant_t *q, uint8_t type, uint8_t bits,
+                                     const uint8_t *pl, uint32_t plen, uint32_t used,
+                                     uint16_t n, int32_t *lo, int32_t *hi, uint32_t *M)
+{
+    uint32_t off;
+    uint16_t j;
+    kb_err_t err = kb_file_trailer(pl, plen, used, n);
+    if (err != KB_OK)
+        return err;
+    if (bits < 1 || bits > 8)
+        return KB_ERR_PARAM;
+    q->n = 0;
+    q->lo = lo;
+    q->hi = hi;
+    q->M = M;
+    kb_quant_setup(q, type, bits);
+    if (!(pl[used] & KB_EXTRA_QUANT))
+        return KB_OK;
+    off = used + 1u;
+    for (j = 0; j < n; j++)
+        kb_quant_derive(kb_le32s(pl + off + 4u * j), kb_le32s(pl + off + 4u * ((uint32_t)n + j)),
+                        lo + j, hi + j, M + j);
+    q->n = n;
+    return KB_OK;
+}
+#endif /* KB_QUANT_FILE */
+
+#endif /* KB_QUANT_H */
