@@ -170,10 +170,10 @@ def test_memory_is_one_exact_bytearray():
     from kbit.rkp import RKP
     for args in (("laplace", 4, 2, 62), ("rbf", 8, 64, 200), ("laplace", 1, 1, 1),
                  ("rbf", 3, 5, 7)):
-        m = RKP(args[0], args[1], args[2], args[3], 0, 255, ())
+        m = RKP(args[0], args[1], args[2], args[3], 0, 255)
         assert type(m.memory) is bytearray
         assert len(m.memory) == mem_bytes(args[3], args[2], args[1])
-    assert len(RKP("laplace", 4, 2, 62, 0, 255, ()).memory) == 70
+    assert len(RKP("laplace", 4, 2, 62, 0, 255).memory) == 70
 
 
 # --- (4) replays: kbit-cpython and kbit-micropython equal the host ---------------------------
@@ -323,7 +323,7 @@ except MemoryError:
 micropython.heap_unlock()
 assert locked, "heap_lock does not lock"
 for kernel, bits, dims, budget, table in CONFIGS:
-    m = RKP(kernel, bits, dims, budget, 0, 255, table, 1)
+    m = RKP(kernel, bits, dims, budget, 0, 255, table, 1, any_table=True)
     N = STEPS
     data = bytearray(N * dims)  # codes and labels made before locking
     x = 12345

@@ -199,7 +199,7 @@ from kbit.compat import NATIVE_STATUS as STATUS
 print(r.RKP.native, r.use_native(False), r.RKP.native, r.use_native(True), r.RKP.native)
 print(STATUS["rkp"], STATUS["bonsai"])
 def run(codes):
-    m = r.RKP("laplace", 4, 2, 8, -6, 255, bytes((64,)))
+    m = r.RKP("laplace", 4, 2, 8, -6, 255, bytes((64,)), any_table=True)
     out = []
     for i in range(40):
         u = codes((i * 7) % 16, (i * 5 + 3) % 16)
@@ -370,7 +370,7 @@ r._nat.learn_py = counted
 
 
 def fresh():
-    return r.RKP("laplace", 4, 2, 8, -6, 255, bytes((64, 32, 8)))
+    return r.RKP("laplace", 4, 2, 8, -6, 255, bytes((64, 32, 8)), any_table=True)
 
 
 def run(m, n=30, lock=False):

@@ -84,6 +84,12 @@ class Assoc:
     native = False  # True while predict/learn run the native kernel (use_native)
 
     def __init__(self, approach, bits, P, d, cap, kt, R=1, state=1, nc=0):
+        names = ("I-I", "N-I", "N-O")  # the host's spelling (kilobit train assoc --approach)
+        if approach in names:
+            approach = names.index(approach)
+        elif not isinstance(approach, int):
+            raise ValueError("bad parameters: approach %r not one of %s (or 0, 1, 2)"
+                             % (approach, ", ".join(names)))
         err = check(approach, bits, P, d, cap, kt, R, nc, state)
         if err:
             raise ValueError("bad parameters: " + err)

@@ -38,6 +38,7 @@ from array import array
 from . import kbfile
 # check_table and weight are part of this module's API too
 from .kernel import TABLE_MAX as _TABLE_MAX, _weight, check_table, weight  # noqa: F401
+from .kernel import power_table
 from .rng import scale, step
 
 LAPLACE = const(0)
@@ -91,13 +92,25 @@ class RKP:
 
     native = False  # True while score/learn run the native kernel (use_native)
 
-    def __init__(self, kernel, bits, dims, budget, width, C, table, state=1, count=0):
+    def __init__(self, kernel, bits, dims, budget, width, C, table=None, state=1, count=0,
+                 any_table=False):
         """An empty learner. kernel: "laplace"/"rbf" (or LAPLACE/RBF); table: the power table
-        P made on the host (kilobit.models.rkp.power_table); state: kbit.rng.seed_state(seed).
-        Codes given to score/learn/predict must be in 0 .. 2^bits-1 (else ValueError)."""
+        P, computed here when None, else refused unless it is that table (kbit.kernel
+        .power_table; any_table=True takes any valid one, as a loaded file's); state:
+        kbit.rng.seed_state(seed). Codes given to score/learn/predict must be in
+        0 .. 2^bits-1 (else ValueError)."""
         if kernel in _NAMES:
             kernel = _NAMES.index(kernel)
-        err = check(kernel, bits, dims, budget, width, C, state, count) or check_table(table, C)
+        err = check(kernel, bits, dims, budget, width, C, state, count)
+        if not err:
+            own = power_table(width + (bits << kernel), C)  # e = A+B, or A+2B for rbf
+            if table is None:
+                table = own
+            else:
+                err = check_table(table, C)
+                if not err and not any_table and bytes(table) != own:
+                    err = "weight table does not match kernel/bits/width/C (it is %s)" % (
+                        list(own),)
         if err:
             raise ValueError("bad parameters: " + err)
         self.kernel = kernel  # LAPLACE or RBF
@@ -119,6 +132,14 @@ class RKP:
         self._w = w
         if _nat:  # the native kernel's context, made whether or not it runs now (use_native)
             _nat.bind(self)
+
+    @classmethod
+    def new(cls, kernel, bits, dims, budget, width, C=255, seed=0):
+        """An empty learner from its parameters alone, as the host's trainer makes it
+        (kilobit.models.rkp: same names, C and seed): the power table is computed here,
+        integer-only, equal to the host's."""
+        from .rng import seed_state
+        return cls(kernel, bits, dims, budget, width, C, None, seed_state(seed))
 
     # --- the model file (contract 4) ---
     @classmethod
@@ -156,7 +177,7 @@ class RKP:
                 if err:
                     err = "bad parameters: " + err
                 else:
-                    m = cls(p[0], p[1], dims, budget, width, p[7], table, state, count)
+                    m = cls(p[0], p[1], dims, budget, width, p[7], table, state, count, True)
                     r.readinto(m.memory)
                     m._clear_unused()
                     err = r.trailer(dims, "rkp", "bad parameters: ")

@@ -14,7 +14,7 @@ P4 = (200, 150, 100, 50)  # a made-up table for hand-checked weights (C = 255)
 
 def pair_model(table, C, k):
     """+1 at code 0 and -1 at code k (M=1, B=8): score(code 0) = C - w(k)."""
-    m = RKP("laplace", 8, 1, 2, 0, C, table)
+    m = RKP("laplace", 8, 1, 2, 0, C, table, any_table=True)
     m.store(0, bytearray((0,)), True)
     m.store(1, bytearray((k,)), False)
     m.count = 2
@@ -95,7 +95,7 @@ def test_tie_predicts_negative():
 
 def test_bit_packing():
     # M=3, B=3: label then codes LSB first, vector i at bit i*10
-    m = RKP("rbf", 3, 3, 2, 0, 255, (250,))
+    m = RKP("rbf", 3, 3, 2, 0, 255, (250,), any_table=True)
     m.store(0, bytearray((5, 0, 7)), True)
     # bits 0..9: label 1, 5 -> 101, 0 -> 000, 7 -> 111
     assert bytes(m.memory) == bytes((0b10001011, 0b00000011, 0))
@@ -104,7 +104,7 @@ def test_bit_packing():
     assert bytes(m.memory) == bytes((0b10001011, 0b10001011, 0b00000110))
     m.store(0, bytearray((0, 0, 0)), False)
     assert bytes(m.memory) == bytes((0, 0b10001000, 0b00000110))
-    assert len(RKP("laplace", 4, 2, 62, 0, 255, ()).memory) == 70  # Banana: 62 x 9 bits
+    assert len(RKP("laplace", 4, 2, 62, 0, 255).memory) == 70  # Banana: 62 x 9 bits
 
 
 # laplace, B=2, M=2, T=3, A=0, C=255, seed 0: table and sequence from kilobit.models.rkp.RKPInt
