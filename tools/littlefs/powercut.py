@@ -131,12 +131,10 @@ def restart(flash, last, under_way, learnt):
     except OSError as e:
         return "littlefs does not mount: %r" % e
     try:
-        try:
-            m = Checkpoint(Model, PATH).load()
+        try:  # nothing saved yet (the first save cut): the model as deployed
+            m = Checkpoint(None, PATH, initial=Model.load(MODEL)).load()
         except (OSError, ValueError) as e:  # ModelFileError is a ValueError
-            if last != MODEL:
-                return "no checkpoint loads (%r)" % e
-            m = Model.load(MODEL)  # nothing saved yet: the board starts from the deployed file
+            return "no checkpoint loads (%r)" % e
         got = state(m)
         which = 0 if got == last else 1 if got == under_way else -1
         results = []
