@@ -15,6 +15,7 @@ from conftest import need
 from kilobit.core.paths import REPO
 from kilobit.models import registry
 from kilobit.runtimes.c.c_host import CHostRuntime, build
+from kilobit.runtimes.host import HostRuntime
 
 GOLDEN = os.path.join(REPO, "tests", "golden")
 #: one golden model of each type: (file, tool, n raw inputs of the model)
@@ -279,3 +280,32 @@ def test_raw_steps_are_refused_without_a_quantizer_or_malformed(bindir, tmp_path
     extreme = " ".join([head] + ["-2147483648"] + ["2147483647"] * (n - 1))
     code, _, err, _ = run_tool(bindir, name, model, extreme + "\n", raw=True, tmp=tmp_path)
     assert code == 0, err
+
+
+def _steps(text):
+    """Step lines -> the runtimes' step tuples."""
+    out = []
+    for line in text.splitlines():
+        f = line.split()
+        if f[0] == "L":
+            out.append(("L", int(f[1]), [int(v) for v in f[2:]]))
+        else:
+            out.append((f[0], None, [int(v) for v in f[1:]]))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_c_host_runtime_replays_raw_steps_as_the_reference_their_codes(bindir, name):
+    """What `golden check --runtime c-host` runs for a raw case: CHostRuntime.replay(..., raw=True)
+    on raw readings gives the rows the host reference gives on the contract's codes."""
+    mtype, m, payload = base_payload(name)
+    rng = np.random.default_rng(200 + sorted(MODELS).index(name))
+    lo, hi = _bounds(rng, n_inputs(m))
+    model = frame(mtype, payload + b"\x02" + quant_section(lo, hi))
+    raw, coded = _raw_steps(name, m, lo, hi, rng, nsteps=30)
+    got = CHostRuntime().replay(model, _steps(raw), raw=True)
+    want = HostRuntime().replay(model, _steps(coded))
+    assert [r[:-1] for r in got] == [r[:-1] for r in want]
+    # a memory a runtime reports (None: unchanged, not reported) is the reference's
+    assert all(g[-1] == w[-1] for g, w in zip(got, want) if g[-1] is not None)
+    assert got[-1][-1] is not None and len(set(r[:-1] for r in got)) > 3

@@ -117,8 +117,8 @@ def mp_predictor(runtime, model, inputs):
     return rows
 
 
-def c_predictor(model, inputs):
-    """kb_predict: a predictor's rows."""
+def c_predictor(model, inputs, raw=False):
+    """kb_predict: a predictor's rows (`raw`: inputs of raw readings, kb_predict -r)."""
     build()
     exe = os.path.join(BUILD, "host", "kb_predict")
     fd, path = tempfile.mkstemp(suffix=".kb", prefix="kilobit-")
@@ -126,7 +126,8 @@ def c_predictor(model, inputs):
         with os.fdopen(fd, "wb") as f:
             f.write(bytes(model))
         text = "".join("P %s\n" % " ".join(map(str, u)) for u in inputs)
-        r = subprocess.run([exe, path], input=text, capture_output=True, text=True)
+        r = subprocess.run([exe] + ["-r"] * raw + [path], input=text, capture_output=True,
+                           text=True)
     finally:
         os.unlink(path)
     if r.returncode != 0:
@@ -209,8 +210,8 @@ def mp_classes(runtime, model, steps):
     return parse_rows(stdout, len(steps), mem, runtime.name)
 
 
-def c_classes(model, steps):
-    """kb_assoc_replay: an assoc replay."""
+def c_classes(model, steps, raw=False):
+    """kb_assoc_replay: an assoc replay (`raw`: steps of raw readings, kb_assoc_replay -r)."""
     build()
     exe = os.path.join(BUILD, "host", "kb_assoc_replay")
     with tempfile.TemporaryDirectory(prefix="kilobit-") as tmp:
@@ -220,7 +221,8 @@ def c_classes(model, steps):
         with open(os.path.join(tmp, "steps.txt"), "w") as f:
             write_class_steps(f, steps)
         with open(os.path.join(tmp, "steps.txt")) as f:
-            r = subprocess.run([exe, path, mpath], stdin=f, capture_output=True, text=True)
+            r = subprocess.run([exe] + ["-r"] * raw + [path, mpath], stdin=f,
+                               capture_output=True, text=True)
         if r.returncode != 0:
             err = r.stderr.strip()
             raise RuntimeFailure(err[len("error: "):] if err.startswith("error: ") else

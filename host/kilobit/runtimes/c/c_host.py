@@ -40,16 +40,23 @@ def parse_output(text, nsteps):
 class CHostRuntime(Runtime):
     name = "c-host"
     program = "kb_replay"
+    raw = False
 
     def missing(self):
         absent = [tool for tool in ("gcc", "make") if shutil.which(tool) is None]
         return "%s not found" % " and ".join(absent) if absent else None
 
+    def replay(self, model, steps, raw=False):
+        """`raw`: each step's values are raw integer readings (a golden case with "raw": true),
+        which the tools quantize with the model's own integer quantizer first (their -r)."""
+        self.raw = raw
+        return super().replay(model, steps)
+
     def replay_predictor(self, model, steps):
-        return kinds.c_predictor(model, kinds.predictor_inputs(steps))
+        return kinds.c_predictor(model, kinds.predictor_inputs(steps), self.raw)
 
     def replay_classes(self, model, steps):
-        return kinds.c_classes(model, steps)
+        return kinds.c_classes(model, steps, self.raw)
 
     def replay_learner(self, model, steps):
         exe = os.path.join(build(), self.program)
@@ -57,8 +64,9 @@ class CHostRuntime(Runtime):
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(bytes(model))
-            r = subprocess.run([exe, path], input=format_steps(steps), stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, universal_newlines=True)
+            r = subprocess.run([exe] + ["-r"] * self.raw + [path], input=format_steps(steps),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               universal_newlines=True)
         finally:
             os.unlink(path)
         if r.returncode != 0:
