@@ -87,7 +87,19 @@ def read(path):
         out = [c for c in codes if not lo <= c <= hi]
         if out:
             raise bad("step %d: input %d is outside the model's %d .. %d" % (i, out[0], lo, hi))
+    if doc.get("raw") is not None:
+        i = raw_mismatch(doc, steps, rt.get("host"))
+        if i is not None:
+            raise bad("raw row %d does not quantize to its step's inputs (contract 1.1)" % i)
     return doc, steps
+
+
+def raw_mismatch(doc, steps, runtime):
+    """The first step whose raw row `runtime` quantizes to other inputs than the step's, or
+    None (RuntimeFailure when the runtime cannot: no quantizer in the file, a crash)."""
+    got = runtime.quantize_rows(bytes.fromhex(doc["model_file"]), doc["raw"])
+    return next((i for i, (g, (_, _, codes)) in enumerate(zip(got, steps))
+                 if list(g) != list(codes)), None)
 
 
 def runtimes(names):
@@ -97,7 +109,7 @@ def runtimes(names):
 
 def check(path, runtime_names, log=print):
     """Replay one golden file on each runtime. Return a list of failure texts (empty: all agree)."""
-    doc, _ = read(path)
+    doc, steps = read(path)
     failures = []
     for name, runtime in zip(runtime_names, runtimes(runtime_names)):
         missing = runtime.missing()
@@ -105,8 +117,12 @@ def check(path, runtime_names, log=print):
             failures.append("%s: not available here (%s)" % (name, missing))
             log("  %-18s MISSING  %s" % (name, missing))
             continue
+        raw = doc.get("raw") is not None and runtime.quantize_rows is not None
         try:
             bad = compare(doc, name, replay_doc(doc, runtime))
+            i = raw_mismatch(doc, steps, runtime) if raw and not bad else None
+            if i is not None:
+                bad = "%s: raw row %d quantized to other inputs than step %d's" % (name, i, i)
         except RuntimeFailure as e:
             bad = "%s: runtime failed: %s" % (name, e)
         if bad:
@@ -114,8 +130,9 @@ def check(path, runtime_names, log=print):
             log("  %-18s DIFFERS  %s" % (name, bad))
         else:
             path = getattr(runtime, "path", None)  # the MicroPython runtimes say which ran
-            log("  %-18s ok       %d steps bit for bit%s" % (name, len(doc["steps"]),
-                                                        "; " + path if path else ""))
+            log("  %-18s ok       %d steps bit for bit%s%s" % (
+                name, len(doc["steps"]), ", quantized from raw" if raw else "",
+                "; " + path if path else ""))
     return failures
 
 

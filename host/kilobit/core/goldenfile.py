@@ -8,6 +8,9 @@
     fields           the integer fields of a step (default FIELDS, a binary learner's)
     expect           per step the fields, then the CRC-32 of the memory when it has one
     final_memory     hex of the memory after the last step, or absent (a predictor)
+    raw              optional, for a model file with an integer quantizer (contract 1.1): per
+                     step the raw integer readings its inputs were quantized from; every
+                     runtime that quantizes (Runtime.quantize_rows) must make the same inputs
 
 Made by the models (kilobit.models.*.golden), read by every runtime (kilobit.golden.check).
 """
@@ -88,6 +91,14 @@ def schema_problem(doc):
         return "step %d is a %s, not a text line" % (bad, type(steps[bad]).__name__)
     if len(expect) != len(steps):
         return "%d steps but %d expect rows" % (len(steps), len(expect))
+    raw = doc.get("raw")
+    if raw is not None:
+        if not isinstance(raw, list) or len(raw) != len(steps):
+            return "'raw' is not a list of %d rows (one a step)" % len(steps)
+        bad = next((i for i, r in enumerate(raw) if not isinstance(r, list) or not r
+                    or not all(_is_int(v) for v in r)), None)
+        if bad is not None:
+            return "raw row %d is not a list of integers" % bad
     width = len(fields) + (doc.get("final_memory") is not None)
     for i, row in enumerate(expect):
         if not isinstance(row, list) or len(row) != width or not all(_is_int(v) for v in row):

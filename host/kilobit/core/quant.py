@@ -142,6 +142,14 @@ class IntQuantizer:
         return self.fit(X).transform(X)
 
 
+def raw_rows(stored, *Xs):
+    """A golden file's "raw" rows: the rows of Xs (in order) as lists of ints when the model
+    file's trailer (kilobit.core.kbfile.Extras) holds an integer quantizer, else None."""
+    if stored is None or isinstance(stored, tuple) or stored.quant is None:
+        return None
+    return [[int(v) for v in r] for X in Xs for r in np.asarray(X)]
+
+
 def fit_inputs(X_train, bits=None, floor=False, kind="auto"):
     """The input map a trainer stores in its model file: an IntQuantizer of `bits`-bit codes
     (floor: ckp's rounding) when kind is "int", or "auto" and every training value is an

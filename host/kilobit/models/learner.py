@@ -147,4 +147,14 @@ def from_model(name, int_class, quantize, model_bytes, data_name, test=None, ste
     nl = min(n - nq, len(ctr))
     seq = data_steps(ctr[:nl], split.y_train[:nl], cte[:nq])
     params = dict(data=split.name, dims=m.dims, seed=seed, steps=len(seq), learn=nl, query=nq)
-    return make_doc(name, int_class, bytes(model_bytes), seq, params)
+    doc = make_doc(name, int_class, bytes(model_bytes), seq, params)
+    return with_raw(doc, scaler, split.X_train[:nl], split.X_test[:nq])
+
+
+def with_raw(doc, scaler, *Xs):
+    """doc with its "raw" rows (kilobit.core.goldenfile) when the model quantizes raw readings."""
+    from kilobit.core.quant import raw_rows
+    raw = raw_rows(scaler, *Xs)
+    if raw is not None:
+        doc["raw"] = raw
+    return doc

@@ -151,6 +151,8 @@ def from_model(name, int_class, model_bytes, data_name, test=None, steps=None, s
     n = DATA_STEPS if steps is None else steps
     if n < 1:
         raise ValueError("--steps must be at least 1")
+    from kilobit.models.learner import with_raw
     inputs = [[int(c) for c in u] for u in cte[:n]]
-    return golden_doc(name, m, dict(data=split.name, seed=seed, steps=len(inputs)),
-                      inputs=inputs, model_file=bytes(model_bytes))
+    return with_raw(golden_doc(name, m, dict(data=split.name, seed=seed, steps=len(inputs)),
+                               inputs=inputs, model_file=bytes(model_bytes)),
+                    scaler, split.X_test[:n])

@@ -13,6 +13,10 @@ type in the model file's header.
                       classes, anchors, memory or None); the memory after every learning step
                       and the last step
 
+    quantize_rows     (model, rows of raw integer readings) -> the inputs the model file's own
+                      integer quantizer makes of them (contract 1.1; assoc: its int8 values);
+                      None on a runtime that does not quantize raw readings itself
+
 A model the runtime refuses raises RuntimeFailure whose message carries the runtime's own error
 text.
 """
@@ -30,6 +34,7 @@ class RuntimeFailure(KilobitError):
 
 class Runtime:
     name = "?"
+    quantize_rows = None
 
     def missing(self):
         """None when usable here, else a short text naming what is missing."""

@@ -9,8 +9,23 @@ def load(model):
     return registry.of_file(model).load(model)
 
 
+def inputs_of_raw(spec, m, extras, rows):
+    """The device's inputs of raw integer rows through a model file's integer quantizer."""
+    import numpy as np
+    if extras is None or extras.quant is None:
+        raise RuntimeFailure("the model file has no integer quantizer")
+    return spec.inputs(m, extras.quant.transform(np.asarray(rows, dtype=np.float64))).tolist()
+
+
 class HostRuntime(Runtime):
     name = "host"
+
+    def quantize_rows(self, model, rows):
+        try:
+            m, extras = load(model)
+        except KilobitError as e:
+            raise RuntimeFailure(str(e)) from None
+        return inputs_of_raw(registry.of_file(model), m, extras, rows)
 
     def replay_learner(self, model, steps):
         try:

@@ -248,5 +248,7 @@ def from_model(model_bytes, data_name, test=None, steps=None, seed=0):
     nl = min(n - nq, len(ctr))
     seq = [("L", int(y), [int(v) - half for v in u]) for u, y in zip(ctr[:nl], split.y_train)]
     seq += [("Q", None, [int(v) - half for v in u]) for u in cte[:nq]]
-    return make_doc(bytes(model_bytes), seq, dict(data=split.name, seed=seed, steps=len(seq),
-                                                  learn=nl, query=nq))
+    from kilobit.models.learner import with_raw
+    doc = make_doc(bytes(model_bytes), seq, dict(data=split.name, seed=seed, steps=len(seq),
+                                                 learn=nl, query=nq))
+    return with_raw(doc, scaler, split.X_train[:nl], split.X_test[:nq])

@@ -13,6 +13,15 @@ class KbitCPythonRuntime(Runtime):
             return "the kbit package (device/kbit): %s" % e
         return None
 
+    def quantize_rows(self, model, rows):
+        import kbit
+        from array import array
+        try:
+            m = kbit.load(bytes(model))
+            return [list(m.quantize(array("i", r))) for r in rows]
+        except ValueError as e:  # ModelFileError is one
+            raise RuntimeFailure("%s: %s" % (type(e).__name__, e)) from None
+
     def replay_predictor(self, model, steps):
         return kinds.kbit_predictor(model, kinds.predictor_inputs(steps))
 

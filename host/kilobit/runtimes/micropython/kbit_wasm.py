@@ -5,11 +5,15 @@ by mpy-cross when `mpy=True`) into the MicroPython filesystem and runs tools/rep
 which runs every step under micropython.heap_lock().
 """
 import io
+import os
 
 from kilobit.runtimes import kinds
 from kilobit.runtimes.base import Runtime, RuntimeFailure
 from kilobit.runtimes.micropython.mpwasm import (MP_MODULE, MPWASM, NPM_PACKAGE, REPLAY, RUNNER,  # noqa: F401
                                      error_text, missing_wasm, mpy_cross, node, run)
+
+#: the script that quantizes raw rows with the model file's own quantizer (golden "raw" rows)
+QUANT = os.path.join(os.path.dirname(REPLAY), "replay_quant.py")
 
 
 def write_steps(f, steps):
@@ -47,6 +51,14 @@ class MicroPythonRuntime(Runtime):
     #: how a script runs on this MicroPython (kilobit.runtimes.micropython.mpwasm.run's signature); a board
     #: at a port puts mpremote's in its place
     run = staticmethod(run)
+
+    def quantize_rows(self, model, rows):
+        text = "".join(" ".join(str(int(v)) for v in r) + "\n" for r in rows)
+        stdout, _ = kinds.mp_script(self, QUANT, model, text)
+        out = [[int(v) for v in line.split()] for line in stdout.splitlines() if line.strip()]
+        if len(out) != len(rows):
+            raise RuntimeFailure("%s: %d rows quantized of %d" % (self.name, len(out), len(rows)))
+        return out
 
     def replay_predictor(self, model, steps):
         return kinds.mp_predictor(self, model, kinds.predictor_inputs(steps))
