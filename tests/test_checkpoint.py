@@ -144,3 +144,28 @@ def test_a_predictor_is_refused_before_anything_is_written(name):
     fs.files["/m.kb.new"] = bytearray(blob)  # ignored, as a torn one is
     with pytest.raises(ValueError, match="^/m.kb: a %s learns nothing" % cls.__name__):
         Checkpoint(None, "/m.kb", fs=fs).load()
+
+
+@pytest.mark.parametrize("torn", ["empty", "half"])
+def test_rkp_codes_starts_again_after_its_first_save_was_cut(torn, tmp_path):
+    """Issue 28: examples/rkp_codes.py on MicroPython's unix port, with the torn
+    banana-learnt.kb.new its first save left (littlefs leaves it empty, FAT or a stand-in half
+    written) and no banana-learnt.kb: it starts as on a first run, not with ModelFileError."""
+    from kilobit.models.rkp.model import RKPInt
+    need(kbit_unix.missing())
+    model = RKPInt("laplace", 4, 2, 62, -6, 255).to_bytes()
+    (tmp_path / "banana.kb").write_bytes(model)
+    cut = tmp_path / "banana-learnt.kb.new"
+    cut.write_bytes(b"" if torn == "empty" else model[:len(model) // 2])
+    learnt = tmp_path / "learnt.kb"
+    script = os.path.join(HERE, "..", "examples", "rkp_codes.py")
+    deployed = [("/banana.kb", str(tmp_path / "banana.kb"))]
+    fresh = kbit_unix.run([script], files=deployed)
+    assert fresh.returncode == 0, fresh.stderr
+    p = kbit_unix.run([script], files=deployed + [("/banana-learnt.kb.new", str(cut))],
+                      outs=[("/banana-learnt.kb", str(learnt))])
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == fresh.stdout and not p.stdout.startswith("resumed")
+    assert "checkpoint banana-learnt.kb written" in p.stdout
+    again = Checkpoint(None, str(learnt)).load()  # what it saved loads, on CPython too
+    assert again.count > 0
