@@ -4,7 +4,7 @@ section 11): the power is cut at every EEPROM byte write of the first checkpoint
 chip restarts from its EEPROM with the last complete checkpoint or the one under way and then
 answers exactly as the host reference (kilobit.runtimes.avr.powercut). The whole streams are cut in
 `kilobit bench faults`; here the first steps, which hold the first checkpoint (the EEPROM
-written whole) and several after it."""
+written whole) and several after it, and the first checkpoint on its own."""
 import os
 import shutil
 import tempfile
@@ -45,6 +45,20 @@ def test_every_cut_point_recovers(path, board, steps, every, scheme):
     assert r["checkpoints"] >= 3 and r["writes"] > r["layout"]["state_bytes"]
     assert r["tried"] == 2 * r["writes"]  # every write, old value kept and torn
     assert r["failures"] == [] and r["recovered"] == r["tried"]
+
+
+@pytest.mark.parametrize("path,board,steps", [
+    (BANANA, "attiny2313", 1),  # the journal's base copy
+    (BANANA, "uno", 1),
+    (CKP, "uno", 2),  # its first step changes nothing: no checkpoint
+    (ASSOC, "uno", 2),
+])
+def test_every_cut_of_the_first_checkpoint_recovers(path, board, steps):
+    """Issue 28: the first checkpoint alone, from a blank EEPROM: a cut at each of its writes
+    (old value kept, torn) restarts with the model as flashed or the checkpoint under way."""
+    r = powercut.run(path, board, steps=steps, every=1)
+    assert r["checkpoints"] == 1 and r["writes"] > r["layout"]["state_bytes"]
+    assert r["failures"] == [] and r["recovered"] == r["tried"] == 2 * r["writes"]
 
 
 def test_a_wrong_checkpoint_is_caught(tmp_path, monkeypatch):
