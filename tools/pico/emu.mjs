@@ -117,6 +117,49 @@ export class FlashFiles {
   }
 }
 
+/**
+ * Why `img` (the flash from FS.OFF to FS.END) is not a file table that fs.c can mount, or null.
+ * A host file offered as a board's flash is checked with this before boot: fs.c trusts its table
+ * (links and sizes index flash straight), so a corrupt one would read or free the wrong blocks.
+ */
+export function imageProblem(img) {
+  const size = FS.END - FS.OFF;
+  if (img.length !== size) return `${img.length} bytes where the file table's flash is ${size}`;
+  const dv = new DataView(img.buffer, img.byteOffset, img.byteLength);
+  if (dv.getUint32(0, true) !== FS.MAGIC || dv.getUint32(4, true) !== FS.NBLK ||
+      dv.getUint32(8, true) !== FS.NENT) {
+    return `no file table (the header is not KBF1, ${FS.NBLK} blocks, ${FS.NENT} entries)`;
+  }
+  const next = (b) => dv.getUint16(FS.NEXT + 2 * b, true);
+  const block = (b) => b >= 2 && b < FS.NBLK;
+  if (next(0) !== END || next(1) !== END) return "blocks 0-1 (the table's) are not reserved";
+  for (let b = 2; b < FS.NBLK; b++) {
+    if (next(b) !== FREE && next(b) !== END && !block(next(b))) return `block ${b} links to ${next(b)}`;
+  }
+  const owner = new Int16Array(FS.NBLK).fill(-1), names = new Set();
+  for (let i = 0; i < FS.NENT; i++) {
+    const at = FS.ENT + i * FS.ENTSIZE, type = img[at + 54];
+    if (!type) continue;
+    const nul = img.subarray(at, at + FS.NAMEMAX + 1).indexOf(0);
+    const name = Buffer.from(img.subarray(at, at + Math.max(nul, 0))).toString("latin1");
+    if (nul < 2 || name[0] !== "/" || names.has(name)) return `entry ${i}: a bad or repeated path`;
+    names.add(name);
+    const bytes = dv.getUint32(at + 56, true), first = dv.getUint16(at + 60, true);
+    if (type === T_DIR) {
+      if (bytes || first !== END) return `${name}: a directory with data`;
+      continue;
+    }
+    if (type !== T_FILE) return `${name}: type ${type}`;
+    let blocks = 0;
+    for (let b = first; b !== END; b = next(b), blocks++) {
+      if (!block(b) || owner[b] >= 0) return `${name}: its chain meets block ${b} (free, foreign or a loop)`;
+      owner[b] = i;
+    }
+    if (blocks !== Math.ceil(bytes / FS.BLK)) return `${name}: ${bytes} bytes in ${blocks} blocks`;
+  }
+  return null;
+}
+
 // ---- the run slot (main.c's KB_RUN_SLOT) ----
 export const RUN_SLOT = 0x200000;
 export function writeRunSlot(flash, argv, source) {
@@ -218,7 +261,7 @@ export async function createPico({ bootmode = 0, onStdout, onStderr, onFlashWrit
         const mcu = this.rp2040;
         for (let i = 0; i < len; i++) flash[off + i] &= mcu.readUint8(src + i);
       }
-      if (onFlashWrite) onFlashWrite(off, len);
+      if (onFlashWrite) onFlashWrite(off, len, cmd);
     }
   }
 

@@ -6,6 +6,7 @@
     kilobit run examples/rkp_codes.py --board rp2040 --port /dev/ttyACM0 [--dry-run]
     kilobit flash-firmware --board esp32 --port /dev/ttyUSB0 FIRMWARE.bin [--erase] [--dry-run]
     kilobit board list | manifest [--check] | virtual [--tcp PORT] [--link PATH]
+    kilobit board virtual --board rp2040 [--flash FILE] [--power-cut N]
     kilobit board sim --board uno|attiny2313 [--model m.kb] [--link PATH]
 
 cli.py adds these parsers (add_parsers) and dispatches to COMMANDS.
@@ -18,7 +19,18 @@ from kilobit.core import options
 from kilobit.core.errors import KilobitError
 
 
+DEPLOY_DESCRIPTION = (
+    "Put kbit and a model of any type (%s) on a board and verify "
+    "it. On a MicroPython or CircuitPython board the deploy ends with verify.py run on the "
+    "board: it replays a golden file (--golden, default a checked-in one of the model's type) "
+    "with that file's own model, every step's fields and memory bit for bit, then loads the "
+    "deployed model from the board's file and checks its answers to a few inputs against the "
+    "host integer reference's (the model is only asked, never taught: its file is left as "
+    "deployed). An AVR board gets the model's firmware, built and flashed.")
+
+
 def add_parsers(sub):
+    from kilobit.models import registry
     from kilobit.runtimes import boards
     names = list(boards.load_all())
     board_help = "the board (boards/*.json; `kilobit board list`): %s" % ", ".join(names)
@@ -33,7 +45,8 @@ def add_parsers(sub):
                         "crash-safe layout fit?")
 
     p = sub.add_parser("deploy", help="put kbit and a model on a board (mpy-cross + mpremote, "
-                                      "ampy), or flash an AVR with the model's firmware (avrdude)")
+                                      "ampy), or flash an AVR with the model's firmware (avrdude)",
+                       description=DEPLOY_DESCRIPTION % ", ".join(registry.NAMES))
     p.add_argument("model", help="a .kb model file")
     p.add_argument("--board", required=True, help=board_help)
     p.add_argument("--port", help="serial port or pyserial URL (AVR ISP programmers may do "
@@ -43,6 +56,10 @@ def add_parsers(sub):
     p.add_argument("--programmer", help="avrdude programmer (default: the board file's)")
     p.add_argument("--golden", help="golden file the MicroPython board is verified with "
                                     "(default: a checked-in one of the model's type)")
+    p.add_argument("--as", dest="on_board", metavar="NAME.kb",
+                   help="the model's file name on a MicroPython board, in its root folder "
+                        "(default: the model file's own name; either must be a plain NAME.kb, "
+                        "so a model never becomes the board's main.py or lands in /lib)")
     p.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     p.add_argument("--checkpoint-every", type=options.integer(0, 255), metavar="N",
                    help="AVR learners: checkpoint the learnt state to EEPROM every N learning "
@@ -82,6 +99,18 @@ def add_parsers(sub):
     b.add_argument("--tcp", type=options.integer(0, 65535), metavar="PORT",
                    help="serve socket://127.0.0.1:PORT instead of a pty (0: any free port)")
     b.add_argument("--link", help="also make PATH a symlink to the pty")
+    b.add_argument("--flash", metavar="FILE",
+                   help="rp2040: keep the board's flash (its file table, 1408 KiB) in FILE across "
+                        "runs, as a power cycle keeps a Pico's: loaded at start when FILE exists "
+                        "(it must be an image this command wrote), rewritten atomically at every "
+                        "filesystem update (a written file closed or flushed, rm, mv, mkdir, "
+                        "rmdir). Whatever stops the board, Ctrl-C, SIGTERM or SIGKILL, FILE holds "
+                        "the files as of the last update; a file still open for writing is lost. "
+                        "Default: the files last as long as the board")
+    b.add_argument("--power-cut", type=options.integer(1), metavar="N",
+                   help="rp2040: power the board off just after its N-th filesystem update "
+                        "(counted from start; FILE keeps that update), to test what survives a "
+                        "cut at that moment")
     b = bsub.add_parser("sim", help="run the AVR firmware on a simulated chip, its UART on a pty; "
                                     "a client opening the port resets the chip (as DTR resets "
                                     "an Uno), the EEPROM kept")
@@ -124,7 +153,7 @@ def cmd_deploy(a):
         from kilobit.runtimes.boards.ports import check_port
         check_port(a.port)
     steps = deploy.plan_deploy(a.model, b, a.port, a.runtime, a.programmer, a.golden,
-                               a.checkpoint_every)
+                               a.checkpoint_every, a.on_board)
     deploy.execute(steps, dry_run=a.dry_run)
     if not a.dry_run:
         print("deployed %s to %s%s" % (a.model, b["name"], " on " + a.port if a.port else ""))
@@ -188,10 +217,11 @@ def cmd_board(a):
         return 0
     from kilobit.runtimes.boards import virtual
     if a.action == "virtual":
-        vb = virtual.VirtualBoard(tcp_port=a.tcp, link=a.link, log=sys.stderr,
-                                  board=a.board).start()
-        return _serve(vb, "virtual board (%s) on %s\n  mpremote connect %s repl\n"
-                          "(Ctrl-C stops it)" % (vb.KINDS[a.board], vb.port, vb.port))
+        vb = virtual.VirtualBoard(tcp_port=a.tcp, link=a.link, log=sys.stderr, board=a.board,
+                                  flash=a.flash, power_cut=a.power_cut).start()
+        return _serve(vb, "virtual board (%s) on %s\n  mpremote connect %s repl\n%s"
+                          "(Ctrl-C stops it)" % (vb.KINDS[a.board], vb.port, vb.port,
+                                                 "its flash in %s\n" % a.flash if a.flash else ""))
     if a.model:
         data = _model(a.model)
     else:

@@ -276,6 +276,8 @@ class VirtualBoard(_PtyBoard):
             except (OSError, ValueError):
                 return
             if not data:
+                if self.tcp_port is None:
+                    self._unplug()
                 return
             if self.tcp_port is None:
                 self._write_pty(data)
@@ -286,6 +288,16 @@ class VirtualBoard(_PtyBoard):
                         c.sendall(data)
                     except OSError:
                         pass
+
+    def _unplug(self):
+        """The board's process ended: hang its port up, as a board that loses power drops off
+        USB, so that a client waiting for an answer fails instead of waiting for ever. The pty's
+        descriptors are pointed at /dev/null rather than closed: the relay threads may still
+        hold their numbers, which must not be reused under them."""
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in self._fds:
+            os.dup2(null, fd)
+        os.close(null)
 
     def _write_pty(self, data):
         while data and not self._stop.is_set():
