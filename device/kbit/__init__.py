@@ -1,8 +1,10 @@
 """kbit: kilobit's integer-only runtime for MicroPython (and CPython).
 
-    from kbit.rkp import RKP
-    m = RKP.load(open("model.kb", "rb"))
-    m.learn(codes, 1); m.predict(codes)
+    import kbit
+    m = kbit.load("model.kb")          # any model type: a path, bytes or a stream
+    codes = m.quantize(raw)            # raw integer readings -> codes (the file's quantizer)
+    m.predict(codes)                   # the class: the user's label when the file has labels
+    m.learn(codes, "walk")             # the learners (rkp, ckp, assoc): a class id or a label
 
 The contract every runtime follows is docs/contract.md in the kilobit repository.
 
@@ -11,3 +13,20 @@ Native kernels: with firmware_c's C code built as native modules for the board's
 tells which path a model runs, kbit.compat.NATIVE_STATUS why a kernel is not native.
 """
 __version__ = "0.1.0"
+
+
+def load(src):
+    """The model a .kb file holds, of whichever of the five types it is: src is a path, bytes
+    or a stream with readinto(). Only that model's module is imported (the board's heap).
+    Errors are kbit.kbfile.ModelFileError.
+
+        m = kbit.load("gesture.kb")
+        m.predict(m.quantize(raw))     # the user's label
+    """
+    from . import kbfile
+
+    def read(r):
+        mod, cls = kbfile.NAMES[r.type]
+        return getattr(__import__(__name__ + "." + mod, None, None, (cls,)), cls).load(r)
+
+    return kbfile.with_reader(src, read)

@@ -24,11 +24,13 @@ which runs (NATIVE_WHY why not), `use_native(False)` switches back. Values that 
 array("b") take the bytecode anyway. As in kbit.rkp, the kernel's context `_ctx` is made with
 the model and keeps no state of its own (firmware_c/natmod/kbn_mp.h).
 """
-from .compat import const, lock as _lock, unlock as _unlock
+from .compat import const, lock as _lock, unlock as _unlock, check_codes as _check_codes, \
+    label_id as _label_id, label_of as _label_of
 
 from array import array
 
 from . import kbfile
+from .quant import Inputs, read_trailer, trailer
 from .rng import scale, step
 
 II = const(0)
@@ -38,16 +40,6 @@ NO_CLASS = const(-1)
 _SMALL = const(0x3FFFFFFF)
 _PARAMS = const(10)  # approach bits P d cap kt R nc rng(u16)
 _CHUNK = const(64)
-
-
-def _outside(u, bits):
-    """True when a value of u is outside -2^(B-1) .. 2^(B-1)-1 (contract 9.1)."""
-    half = 1 << (bits - 1)
-    return min(u) < -half or max(u) >= half
-
-
-def _range(bits):
-    return "%d..%d" % (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
 
 
 def conn_bytes(P, d, cap, kt, R):
@@ -77,9 +69,11 @@ def check(approach, bits, P, d, cap, kt, R, nc, state):
     return None
 
 
-class Assoc:
+class Assoc(Inputs):
     """A binary associative memory learner (product random sampling, R output neurons per
-    class). approach: 0 I-I, 1 N-I, 2 N-O (anchors fixed: they come from the host's file)."""
+    class). approach: 0 I-I, 1 N-I, 2 N-O (anchors fixed: they come from the host's file).
+    From its file also the integer quantizer and `names`, the user's names of labels 0..K-1
+    (kbit.quant.Inputs; `labels` is the class slots' labels, 0..255)."""
 
     native = False  # True while predict/learn run the native kernel (use_native)
 
@@ -117,16 +111,17 @@ class Assoc:
     # --- the model file (contract 4 and 9) ---
     @classmethod
     def load(cls, src):
-        """A model from a .kb file (bytes-like, or a stream with readinto()). Raises
+        """A model from a .kb file (a path, bytes-like, or a stream with readinto()). Raises
         kbfile.ModelFileError, with the host's messages, for anything the host refuses."""
-        r = kbfile.Reader(src)
-        err = None
+        return kbfile.with_reader(src, cls._load)
+
+    @classmethod
+    def _load(cls, r):
         m = None
-        if r.type != kbfile.TYPE_ASSOC:
-            err = "bad parameters: not an assoc model (type %d)" % r.type
-        elif r.left < _PARAMS:
+        err = kbfile.type_error(r, kbfile.TYPE_ASSOC)
+        if not err and r.left < _PARAMS:
             err = "truncated assoc parameters"
-        else:
+        elif not err:
             p = r.read(_PARAMS)
             state = p[8] | p[9] << 8
             err = check(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], state)
@@ -155,7 +150,7 @@ class Assoc:
                     err = m.check_state()
                     if err:
                         err = "bad assoc memory: " + err
-                    err = err or r.trailer(m.T, "assoc")
+                    err = err or read_trailer(r, m, m.T, "assoc", p[1], signed=True)
         r.finish()
         if err:
             raise kbfile.ModelFileError(err)
@@ -206,7 +201,7 @@ class Assoc:
         return None
 
     def save(self, stream):
-        """Write this learner as a .kb file (no scaler: the device never had one)."""
+        """Write this learner as a .kb file, with the trailer it was loaded with."""
         p = bytearray(_PARAMS)
         p[0] = self.approach
         p[1] = self.bits
@@ -222,7 +217,7 @@ class Assoc:
         for i in range(len(a)):
             a[i] = self.anchors[i] & 0xFF
         kbfile.write(stream, kbfile.TYPE_ASSOC, (p, self.labels, self.nf, a, self.conn,
-                                                 b"\x00"))
+                                                 trailer(self)))
 
     def stored(self):
         """S for N-O, else the examples that wrote anchors (the sum of the fill counters)."""
@@ -319,11 +314,18 @@ class Assoc:
         self.count = best_n
         return self.labels[best_c]
 
+    def _check(self, u):
+        half = 1 << (self.bits - 1)
+        _check_codes(u, self.T, -half, half - 1)
+
     def predict(self, u):
-        """Label of the winning class (-1 when no class is known); its count in self.count.
-        u: T int8 values (an array("b") or any indexable of ints)."""
-        if len(u) != self.T or _outside(u, self.bits):
-            raise ValueError("expected %d values in %s" % (self.T, _range(self.bits)))
+        """Label of the winning class (-1 when no class is known), its name when the model's
+        file named it (names); its count in self.count. u: T int8 values (an array("b") or a
+        list of ints)."""
+        self._check(u)
+        return _label_of(self._predict_id(u), self.names)
+
+    def _predict_id(self, u):  # native: the kernel's predict
         _lock()
         try:
             return self._predict(u)
@@ -339,12 +341,14 @@ class Assoc:
 
     # --- contract 9.4: learning step ---
     def learn(self, u, y):
-        """Learn (u, y), y a label 0..255. Returns the label predicted before learning (its
-        count in self.count). A new label takes the next class slot; ValueError when all
-        `cap` slots are taken (nothing changes)."""
-        if len(u) != self.T or not 0 <= y <= 255 or _outside(u, self.bits):
-            raise ValueError("expected %d values in %s and a label 0..255"
-                             % (self.T, _range(self.bits)))
+        """Learn (u, y), y a label 0..255 or its name in the model's labels (names). Returns
+        the label predicted before learning (as predict; its count in self.count). A new label
+        takes the next class slot; ValueError when all `cap` slots are taken. Refused before
+        anything changes, as every model's learn (kbit.compat's checks)."""
+        self._check(u)
+        return _label_of(self._learn_id(u, _label_id(y, self.names, 256)), self.names)
+
+    def _learn_id(self, u, y):  # native: the kernel's learn, which runs this when capacity is full
         if self.slot(y) < 0 and self.nc == self.cap:
             raise ValueError("class capacity %d is full: cannot learn label %d" % (self.cap, y))
         _lock()
@@ -407,4 +411,4 @@ def load(src):
 from .compat import native_methods as _native_methods  # noqa: E402
 
 _nat, use_native, NATIVE_WHY = _native_methods(
-    Assoc, "assoc", ("predict", "learn", "_predict", "_learn"))
+    Assoc, "assoc", (("_predict_id", "predict"), ("_learn_id", "learn"), "_predict", "_learn"))

@@ -25,12 +25,14 @@ not), `use_native(False)` switches back. Codes that are not a buffer of bytes (a
 the bytecode either way. As in kbit.rkp, the kernel's context `_ctx` is made with the model and
 keeps no state of its own (firmware_c/natmod/kbn_mp.h).
 """
-from .compat import const, lock as _lock, unlock as _unlock
+from .compat import const, lock as _lock, unlock as _unlock, check_codes as _check_codes, \
+    label_id as _label_id, label_of as _label_of
 
 from array import array
 
 from . import kbfile
 from .kernel import TABLE_MAX as _TABLE_MAX, _weight, check_table
+from .quant import Inputs, read_trailer, trailer
 from .rng import scale, step
 
 _CAP = const(0x3FFFFFFF)  # largest MicroPython small int
@@ -105,8 +107,9 @@ def _put(mem, pos, n, v):
         mem[i + 1] = (mem[i + 1] & ~(f >> 8)) | (v >> 8)
 
 
-class CKP:
-    """A Compressed Kernel Perceptron learner: parameters, tables, generator, norm, memory."""
+class CKP(Inputs):
+    """A Compressed Kernel Perceptron learner: parameters, tables, generator, norm, memory; and
+    from its file, the integer quantizer and the user's labels (kbit.quant.Inputs)."""
 
     native = False  # True while score/learn run the native kernel (use_native)
 
@@ -160,16 +163,17 @@ class CKP:
     # --- the model file (contract 4, 6.7) ---
     @classmethod
     def load(cls, src):
-        """A model from a .kb file: bytes-like, or a stream with readinto(). The memory is read
-        straight into the model's buffer. Raises kbfile.ModelFileError."""
-        r = kbfile.Reader(src)
-        err = None
+        """A model from a .kb file: a path, bytes-like, or a stream with readinto(). The memory
+        is read straight into the model's buffer. Raises kbfile.ModelFileError."""
+        return kbfile.with_reader(src, cls._load)
+
+    @classmethod
+    def _load(cls, r):
         m = None
-        if r.type != kbfile.TYPE_CKP:
-            err = "bad parameters: not a ckp model (type %d)" % r.type
-        elif r.left < _PARAMS:
+        err = kbfile.type_error(r, kbfile.TYPE_CKP)
+        if not err and r.left < _PARAMS:
             err = "truncated ckp payload"
-        else:
+        elif not err:
             p = r.read(_PARAMS)
             bits = p[0]
             dims = p[1] | p[2] << 8
@@ -212,7 +216,8 @@ class CKP:
                         m = cls(bits, dims, L, width, C, table, qstart, qh[4], q, state, count,
                                 norm)
                         r.readinto(m.memory)
-                        err = r.trailer(dims, "ckp", "bad parameters: ")
+                        err = read_trailer(r, m, dims, "ckp", bits, floor=True,
+                                           bad="bad parameters: ")
         r.finish()
         if not err and m._tail_set():
             err = "bad parameters: bits set after the last support vector"
@@ -239,7 +244,7 @@ class CKP:
         return False
 
     def save(self, stream):
-        """Write this learner as a .kb file (no scaler: the device never had one)."""
+        """Write this learner as a .kb file, with the trailer it was loaded with."""
         p = bytearray(_PARAMS)
         p[0] = self.bits
         p[1] = self.dims & 0xFF
@@ -260,7 +265,8 @@ class CKP:
         p[16] = len(self.table)
         nq = len(self.q)
         qh = bytes((self.qstart & 0xFF, self.qstart >> 8, nq & 0xFF, nq >> 8, self.qshift))
-        kbfile.write(stream, kbfile.TYPE_CKP, (p, self.table, qh, self.q, self.memory, b"\x00"))
+        kbfile.write(stream, kbfile.TYPE_CKP, (p, self.table, qh, self.q, self.memory,
+                                                trailer(self)))
 
     # --- contract 6.3, 6.4: distances, score ---
     def _dist_u(self, u, pos, b):
@@ -293,10 +299,7 @@ class CKP:
 
     def score(self, u):
         """The nearest-ring score of contract 3.3 over the CKP distances (6.4); u: M codes."""
-        # (a bytearray holds no negative code: its min is not needed)
-        if len(u) != self.dims or (type(u) is not bytearray and min(u) < 0) or \
-                max(u) >> self.bits:
-            raise ValueError("expected %d codes in 0..%d" % (self.dims, (1 << self.bits) - 1))
+        _check_codes(u, self.dims, 0, (1 << self.bits) - 1)
         _lock()
         try:
             return self._score(u)
@@ -389,18 +392,28 @@ class CKP:
         return s
 
     def predict(self, u):
-        """1 if score(u) > 0 else 0 (a tie predicts the negative class)."""
-        return 1 if self.score(u) > 0 else 0
+        """The class, 1 if score(u) > 0 else 0 (a tie predicts the negative class): its label
+        when the model's file named it (names), else the id."""
+        _check_codes(u, self.dims, 0, (1 << self.bits) - 1)
+        return _label_of(self._predict_id(u), self.names)
+
+    def _predict_id(self, u):  # native: the kernel's predict
+        _lock()
+        try:
+            return 1 if self._score(u) > 0 else 0
+        finally:
+            _unlock()
 
     # --- contract 6.5: learning step ---
     def learn(self, u, y):
-        """One step for codes u and label y in {0, 1}. Returns the score before learning; sets
-        self.mistake. A mistake adds (u, y), lowering every precision, or replaces a random
-        support vector, as the loss table and the norm decide."""
-        if len(u) != self.dims or (y != 0 and y != 1) or \
-                (type(u) is not bytearray and min(u) < 0) or max(u) >> self.bits:
-            raise ValueError("expected %d codes in 0..%d and a label 0 or 1"
-                             % (self.dims, (1 << self.bits) - 1))
+        """One step for codes u and label y (class id 0 or 1, or its name in the model's
+        labels). Returns the score before learning; sets self.mistake. A mistake adds (u, y),
+        lowering every precision, or replaces a random support vector, as the loss table and
+        the norm decide. Refused before anything changes, as kbit.rkp's learn."""
+        _check_codes(u, self.dims, 0, (1 << self.bits) - 1)
+        return self._learn_id(u, _label_id(y, self.names, 2))
+
+    def _learn_id(self, u, y):  # native: the kernel's learn
         _lock()
         try:
             return self._learn(u, y)
@@ -561,4 +574,4 @@ def load(src):
 from .compat import native_methods as _native_methods  # noqa: E402
 
 _nat, use_native, NATIVE_WHY = _native_methods(
-    CKP, "ckp", ("score", "learn", "predict"))
+    CKP, "ckp", ("score", ("_learn_id", "learn"), ("_predict_id", "predict")))

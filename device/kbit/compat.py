@@ -136,7 +136,7 @@ def label_id(y, names, k):
             for i in range(len(names)):
                 if names[i] == y:
                     return i
-        raise ValueError("unknown label %r (the model's labels: %s)" % (y, names))
+        raise ValueError("unknown label %r" % (y,))
     if not isinstance(y, int):
         raise TypeError("a label is an int or one of the model's labels, not %s"
                         % type(y).__name__)
@@ -300,9 +300,13 @@ def native_methods(cls, name, methods, **hooks):
     native when the module loaded) and returns whether it is native now; between inputs, for a
     streamed predictor. It is called once here."""
     nat = native(name)
-    py = tuple(getattr(cls, m) for m in methods)
+    # an entry is a name, or (the class's name, the module's) where a Python method of the
+    # class checks the arguments before the kernel's function under another name
+    attrs = tuple(m if type(m) is str else m[0] for m in methods)
+    funs = tuple(m if type(m) is str else m[1] for m in methods)
+    py = tuple(getattr(cls, a) for a in attrs)
     if nat:
-        for m, f in zip(methods, py):
+        for m, f in zip(funs, py):
             setattr(nat, m + "_py", f)
         for k in hooks:
             setattr(nat, k, hooks[k])
@@ -312,8 +316,8 @@ def native_methods(cls, name, methods, **hooks):
         returns whether they are native now."""
         on = bool(on and nat)
         cls.native = on
-        for m, f in zip(methods, py):
-            setattr(cls, m, getattr(nat, m) if on else f)
+        for a, m, f in zip(attrs, funs, py):
+            setattr(cls, a, getattr(nat, m) if on else f)
         return on
 
     use_native()

@@ -22,6 +22,9 @@ TYPE_ASSOC = const(5)
 TYPES += (TYPE_ASSOC,)
 TYPE_PROTONN = const(4)
 TYPES += (TYPE_PROTONN,)
+# a model type's name, its module and class in kbit (kbit.load imports only the one it needs)
+NAMES = {TYPE_RKP: ("rkp", "RKP"), TYPE_CKP: ("ckp", "CKP"), TYPE_BONSAI: ("bonsai", "Bonsai"),
+         TYPE_PROTONN: ("protonn", "ProtoNN"), TYPE_ASSOC: ("assoc", "Assoc")}
 
 # CRC-32 (reflected polynomial 0xEDB88320), nibble table split into high and low 16 bits.
 _CRC_HI = (0x0000, 0x1DB7, 0x3B6E, 0x26D9, 0x76DC, 0x6B6B, 0x4DB2, 0x5005,
@@ -82,8 +85,12 @@ class _BytesSource:
         try:
             self.mv = memoryview(data)
         except TypeError:
-            raise ModelFileError("not a model file: expected bytes or a stream with readinto()")
+            raise ModelFileError("not a model file: expected a path, bytes or a stream with "
+                                 "readinto()")
         self.pos = 0
+
+    def kb_size(self):
+        return len(self.mv)
 
     def readinto(self, buf):
         n = min(len(buf), len(self.mv) - self.pos)
@@ -125,6 +132,12 @@ class Reader:
         if head[11] >> 6:  # the length cannot be this large: keep it a small int
             raise ModelFileError("truncated model file (payload length too large)")
         self.length = head[8] | head[9] << 8 | head[10] << 16 | head[11] << 24
+        # Where the source knows its size, the header's length is held to it now, as the host
+        # does, before a loader allocates what the payload's fields claim.
+        size = src.kb_size() if hasattr(src, "kb_size") else -1
+        if size >= 0 and size != 16 + self.length:
+            raise ModelFileError("truncated or padded model file: %d bytes, header says %d"
+                                 % (size, 16 + self.length))
         self.left = self.length  # payload bytes not yet handed out
 
     def _fill(self, buf, n):
@@ -166,17 +179,6 @@ class Reader:
         self.readinto(b, n)
         return b
 
-    def trailer(self, dims, name, bad=""):
-        """Read the flag of the host-only trailer (finish() skips the scaler after it): None, or
-        what is wrong, the flag's complaint prefixed by `bad`."""
-        flag = self.read(1)[0]
-        if flag == 1:
-            if self.left != 8 * dims:
-                return "truncated or padded %s scaler" % name
-        elif flag != 0 or self.left:
-            return "%sbad %s trailer" % (bad, name)
-        return None
-
     def finish(self):
         """Consume the rest of the payload and the CRC; check length and CRC."""
         buf = bytearray(_CHUNK)
@@ -188,22 +190,67 @@ class Reader:
             raise ModelFileError("corrupt model file (CRC mismatch)")
 
 
+class _File:
+    """A file opened by path, read through, with its size known (Reader compares it with the
+    header's length before any payload is read)."""
+
+    def __init__(self, f):
+        self.f = f
+        self.n = f.seek(0, 2)
+        f.seek(0)
+
+    def readinto(self, buf):
+        return self.f.readinto(buf)
+
+    def kb_size(self):
+        return self.n
+
+
+def with_reader(src, read):
+    """read(r) for a Reader r of src: a path (str; the file is closed after), bytes-like, a
+    stream with readinto(), or a Reader already made (kbit.load's)."""
+    if isinstance(src, str):
+        try:
+            f = open(src, "rb")
+        except OSError as e:
+            raise ModelFileError("cannot open %s (%s)" % (src, e))
+        try:
+            return read(Reader(_File(f)))
+        finally:
+            f.close()
+    return read(src if isinstance(src, Reader) else Reader(src))
+
+
+def type_error(r, mtype):
+    """None when r holds a model of type mtype, else the complaint, both types by name."""
+    if r.type == mtype:
+        return None
+    want = NAMES[mtype][0]
+    got = NAMES[r.type][0]
+    return "not %s %s model: the file holds %s %s model" % (
+        "an" if want[0] in "ar" else "a", want, "an" if got[0] in "ar" else "a", got)
+
+
 def load(cls, src, name):
-    """cls._read(Reader(src)) -> a model, with the container checked in full before a payload
-    error is reported: a corrupt file is called corrupt, not "bad <name> model: ..."."""
-    r = Reader(src)
-    err = None
-    m = None
-    try:
-        m = cls._read(r)
-    except ModelFileError:
-        raise
-    except ValueError as e:
-        err = "bad %s model: %s" % (name, e)
-    r.finish()
-    if err:
-        raise ModelFileError(err)
-    return m
+    """cls._read(r) -> a model, for a Reader r of src (with_reader), its type checked first
+    (cls.TYPE), and the container checked in full before a payload error is reported: a
+    corrupt file is called corrupt, not "bad <name> model: ..."."""
+    def run(r):
+        err = type_error(r, cls.TYPE)
+        m = None
+        if not err:
+            try:
+                m = cls._read(r)
+            except ModelFileError:
+                raise
+            except ValueError as e:
+                err = "bad %s model: %s" % (name, e)
+        r.finish()
+        if err:
+            raise ModelFileError(err)
+        return m
+
+    return with_reader(src, run)
 
 
 def write(stream, mtype, parts):

@@ -21,11 +21,13 @@ input: `update_run(0, codes)`), with the same refusals, checked for the whole ru
 anything changes. `update`, `update_run` and `finish` allocate nothing and lock the heap while
 they run (where the port has micropython.heap_lock), as kbit.rkp does.
 """
-from .compat import const, lock as _lock, unlock as _unlock
+from .compat import const, lock as _lock, unlock as _unlock, check_codes as _check_codes, \
+    ints as _ints, label_of as _label_of
 
 from array import array
 
 from . import kbfile, smat
+from .quant import Inputs, read_trailer, trailer
 
 SMALL = const(0x3FFFFFFF)
 ACT_MAX = const(32767)
@@ -68,10 +70,14 @@ def decide(S, L):
     return best
 
 
-class Model:
+class Model(Inputs):
     """The base of the models on a streamed projection. A subclass sets NAME and TYPE (its
-    model file's name and type), self.proj and self.dims in __init__(payload), and defines
-    _payload(r) (its payload, read from a kbfile.Reader up to the trailer) and _predict()."""
+    model file's name and type), self.proj, self.dims, self.in_bits, self.buf and self.end (the
+    payload up to its trailer) in __init__(payload), and defines _payload(r) (its payload, read
+    from a kbfile.Reader up to the trailer) and _predict(). The integer quantizer and the
+    user's labels (`names`) come from the trailer (kbit.quant.Inputs)."""
+
+    multilabel = 0  # a multilabel model answers a mask of classes, never a label
 
     def update(self, j, c):
         """Feature j has code c (0 .. 2^in_bits - 1); j increases within one input."""
@@ -100,15 +106,27 @@ class Model:
         list, say): a run of codes in 0 .. 2^B - 1 that is not a bytes goes back to the kernel
         as one (which refuses it by its indices, if at all), anything else gets the bytecode's
         error."""
+        _run_types(start, codes)
         n = len(codes)
         top = self.proj.top
         if n and type(codes) is not bytes and min(codes) >= 0 and max(codes) <= top:
             return self.update_run(start, bytes(codes))
         raise _run_error(start, n, self.dims, top)
 
-    def predict(self):
-        """The prediction for the input streamed since the last predict (the model's class
-        docstring says what it is and which fields it sets)."""
+    def predict(self, codes=None):
+        """The prediction for codes (all dims of them: the input in progress is dropped), or
+        with none for the input streamed since the last predict (the model's class docstring
+        says what it is and which fields it sets): the class's label when the model's file
+        named it (names), else the id. Codes are refused (TypeError, ValueError) before
+        anything changes, as every model refuses them (kbit.compat's checks)."""
+        if codes is not None:
+            _check_codes(codes, self.dims, 0, self.proj.top)
+            self.reset()
+            self.update_run(0, codes)
+        i = self._predict_id()
+        return i if self.multilabel else _label_of(i, self.names)
+
+    def _predict_id(self):  # native: the kernel's predict
         _lock()
         try:
             return self._predict()
@@ -117,23 +135,35 @@ class Model:
 
     @classmethod
     def load(cls, src):
-        """A model from a .kb file (bytes-like or a stream with readinto()). Raises
-        kbfile.ModelFileError. The host-only scaler of the trailer is skipped as it is read."""
+        """A model from a .kb file (a path, bytes-like or a stream with readinto()). Raises
+        kbfile.ModelFileError."""
         return kbfile.load(cls, src, cls.NAME)
 
     @classmethod
     def _read(cls, r):
-        if r.type != cls.TYPE:
-            raise ValueError("not a %s model (type %d)" % (cls.NAME, r.type))
         m = cls(cls._payload(r))
-        err = r.trailer(m.dims, cls.NAME)
+        err = read_trailer(r, m, m.dims, cls.NAME, m.in_bits)
         if err:
             raise ValueError(err)
-        return m  # the scaler (host use) is left to finish(), which skips it
+        return m
+
+    def save(self, stream):
+        """Write this model as a .kb file: its payload and the trailer it was loaded with."""
+        kbfile.write(stream, self.TYPE, (memoryview(self.buf)[:self.end], trailer(self)))
 
 
 def _update_error(j, c, top):
+    if not isinstance(j, int) or not isinstance(c, int):
+        return TypeError("a feature index and a code are ints, not %s and %s"
+                         % (type(j).__name__, type(c).__name__))
     return ValueError("feature %d, code %d: indices increase, codes in 0..%d" % (j, c, top))
+
+
+def _run_types(start, codes):
+    """TypeError unless start is an int and codes are ints (kbit.compat.ints)."""
+    if not isinstance(start, int):
+        raise TypeError("a run starts at an int feature index, not %s" % type(start).__name__)
+    _ints(codes)
 
 
 def _run_error(start, n, dims, top):
@@ -228,7 +258,8 @@ class Proj:
 
     def update(self, j, c):
         """Add code c of feature j. j must exceed the previous j of this input; c in 0..2^B-1."""
-        if j <= self.last or j >= self.dims or c < 0 or c > self.top:
+        if not isinstance(j, int) or not isinstance(c, int) or j <= self.last or \
+                j >= self.dims or c < 0 or c > self.top:
             raise _update_error(j, c, self.top)
         self.last = j
         if c == 0:
@@ -242,6 +273,7 @@ class Proj:
     def update_run(self, start, codes):
         """Add codes[k] of feature start + k for every k; refused (ValueError, nothing changed)
         as update would refuse any of them."""
+        _run_types(start, codes)
         n = len(codes)
         if n == 0:
             return

@@ -288,6 +288,6 @@ def load(src):
 from .compat import native_methods as _native_methods  # noqa: E402
 
 _nat, use_native, NATIVE_WHY = _native_methods(
-    ProtoNN, "protonn", ("update", "update_run", "reset", "predict"),
+    ProtoNN, "protonn", ("update", "update_run", "reset", ("_predict_id", "predict")),
     # what the native update and update_run run for a call the kernel does not take (kbit.proj)
     update_err=ProtoNN._refused, update_run_err=ProtoNN._run_other)

@@ -57,18 +57,19 @@ class Quantizer:
 
     def quantize(self, raw, out=None):
         """The codes of raw (n ints: array("h"), array("i"), a list...) in out (a bytearray of
-        n, or array("b") when signed; a new one when None), which is returned. TypeError for a
+        n; array("b") when signed, array("H") when bits > 8; a new one when None), returned. TypeError for a
         value that is not an int, ValueError for a wrong length, a reading outside
         -2^30..2^30-1 or an unfit out."""
         n = self.n
         _ints(raw, "readings")
         if len(raw) != n or min(raw) < _INT_MIN or max(raw) > _INT_MAX:
             raise ValueError("expected %d readings in -2^30..2^30-1" % n)
+        tc = "b" if self.off else "B" if self.bits <= 8 else "H"
         if out is None:
-            out = array("b", bytes(n)) if self.off else bytearray(n)
-        elif len(out) != n or not _bytes_out(out, self.off):
+            out = bytearray(n) if tc == "B" else array(tc, bytes(2 * n if tc == "H" else n))
+        elif len(out) != n or not _holds(out, tc):
             raise ValueError("out must be %s of %d" % (
-                'an array("b")' if self.off else "a bytearray", n))
+                "a bytearray" if tc == "B" else 'an array("%s")' % tc, n))
         _lock()
         try:
             return self.codes(raw, out)
@@ -99,22 +100,43 @@ class Quantizer:
         return out
 
 
-def _bytes_out(out, signed):
-    """True when out holds bytes of the right sign: a bytearray or array("B"), or array("b").
-    MicroPython's arrays have no typecode: how a stored 255 reads back tells the item type."""
+class Inputs:
+    """What every model class takes from the file's trailer: `quantizer` (None or a Quantizer),
+    `names` (None or the user's labels of class ids, a tuple of str), the float scaler's bytes
+    (host use), and `quantize`. Class attributes, so a model without extras stores nothing."""
+
+    quantizer = None
+    names = None
+    _scaler = None
+
+    def quantize(self, raw, out=None):
+        """The model's codes of raw integer readings (Quantizer.quantize); ValueError when its
+        file has no integer quantizer."""
+        q = self.quantizer
+        if q is None:
+            raise ValueError("this model has no integer quantizer (train it on integer readings "
+                             "to get one)")
+        return q.quantize(raw, out)
+
+
+def _holds(out, tc):
+    """True when out is an array of typecode tc ("B": a bytearray too, "b" or "H"). MicroPython's
+    arrays have no typecode: how stored values read back (wrapped, or not) tells the type."""
     if type(out) is bytearray:
-        return not signed
+        return tc == "B"
     if type(out) is not array:
         return False
-    tc = getattr(out, "typecode", None)
-    if tc is not None:
-        return tc == ("b" if signed else "B")
-    out[0] = 255
-    if signed:
+    t = getattr(out, "typecode", None)
+    if t is not None:
+        return t == tc
+    if tc == "b":
+        out[0] = 255
         return out[0] == -1
-    if out[0] != 255:
+    top = 255 if tc == "B" else 65535
+    out[0] = top
+    if out[0] != top:
         return False
-    out[0] = 256
+    out[0] = top + 1
     return out[0] == 0
 
 

@@ -31,7 +31,8 @@ attributes, checked as the loader checks them, and keeps no state of its own: co
 mistake and memory stay plain attributes, and the native module binds again, with every check,
 whenever Python has set, replaced or resized one of them (firmware_c/natmod/kbn_mp.h).
 """
-from .compat import const, lock as _lock, unlock as _unlock
+from .compat import const, lock as _lock, unlock as _unlock, check_codes as _check_codes, \
+    label_id as _label_id, label_of as _label_of
 
 from array import array
 
@@ -39,6 +40,7 @@ from . import kbfile
 # check_table and weight are part of this module's API too
 from .kernel import TABLE_MAX as _TABLE_MAX, _weight, check_table, weight  # noqa: F401
 from .kernel import power_table
+from .quant import Inputs, read_trailer, trailer
 from .rng import scale, step
 
 LAPLACE = const(0)
@@ -87,8 +89,9 @@ def check(kernel, bits, dims, budget, width, C, state, count):
     return None
 
 
-class RKP:
-    """A Random Kernel Perceptron learner: parameters, weight table, generator, memory."""
+class RKP(Inputs):
+    """A Random Kernel Perceptron learner: parameters, weight table, generator, memory; and
+    from its file, the integer quantizer and the user's labels (kbit.quant.Inputs)."""
 
     native = False  # True while score/learn run the native kernel (use_native)
 
@@ -144,18 +147,18 @@ class RKP:
     # --- the model file (contract 4) ---
     @classmethod
     def load(cls, src):
-        """A model from a .kb file: bytes-like, or a stream with readinto() (e.g. open(.., "rb")).
+        """A model from a .kb file: a path, bytes-like, or a stream with readinto() (e.g.
+        open(.., "rb")). The memory is read straight into the model's buffer. Raises
+        kbfile.ModelFileError."""
+        return kbfile.with_reader(src, cls._load)
 
-        The memory is read straight into the model's buffer. Raises kbfile.ModelFileError.
-        """
-        r = kbfile.Reader(src)
-        err = None
+    @classmethod
+    def _load(cls, r):
         m = None
-        if r.type != kbfile.TYPE_RKP:
-            err = "bad parameters: not an rkp model (type %d)" % r.type
-        elif r.left < _PARAMS:
+        err = kbfile.type_error(r, kbfile.TYPE_RKP)
+        if not err and r.left < _PARAMS:
             err = "truncated rkp payload"
-        else:
+        elif not err:
             # checks in the order of the host reference (kilobit.models.rkp.RKPInt.from_bytes)
             p = r.read(_PARAMS)
             dims = p[2] | p[3] << 8
@@ -180,7 +183,7 @@ class RKP:
                     m = cls(p[0], p[1], dims, budget, width, p[7], table, state, count, True)
                     r.readinto(m.memory)
                     m._clear_unused()
-                    err = r.trailer(dims, "rkp", "bad parameters: ")
+                    err = read_trailer(r, m, dims, "rkp", p[1], bad="bad parameters: ")
         r.finish()
         if err:
             raise kbfile.ModelFileError(err)
@@ -198,7 +201,7 @@ class RKP:
             mem[i] = 0
 
     def save(self, stream):
-        """Write this learner as a .kb file (no scaler: the device never had one)."""
+        """Write this learner as a .kb file, with the trailer it was loaded with."""
         p = bytearray(_PARAMS)
         p[0] = self.kernel
         p[1] = self.bits
@@ -213,16 +216,13 @@ class RKP:
         p[10] = self.count & 0xFF
         p[11] = self.count >> 8
         p[12] = len(self.table)
-        kbfile.write(stream, kbfile.TYPE_RKP, (p, self.table, self.memory, b"\x00"))
+        kbfile.write(stream, kbfile.TYPE_RKP, (p, self.table, self.memory, trailer(self)))
 
     # --- contract 3.3: score and prediction ---
     def score(self, u):
         """s = sum_i y_i * w(d_i - d_nn) over the stored vectors, or the next ring's sum when
         that is 0 (contract 3.3); u: M codes (indexable), each in 0 .. 2^B-1."""
-        # (a bytearray holds no negative code: its min is not needed)
-        if len(u) != self.dims or (type(u) is not bytearray and min(u) < 0) or \
-                max(u) >> self.bits:
-            raise ValueError("expected %d codes in 0..%d" % (self.dims, (1 << self.bits) - 1))
+        _check_codes(u, self.dims, 0, (1 << self.bits) - 1)
         _lock()
         try:
             return self._score(u)
@@ -385,18 +385,29 @@ class RKP:
                 return s
 
     def predict(self, u):
-        """1 if score(u) > 0 else 0 (a tie predicts the negative class)."""
-        return 1 if self.score(u) > 0 else 0
+        """The class, 1 if score(u) > 0 else 0 (a tie predicts the negative class): its label
+        when the model's file named it (names), else the id."""
+        _check_codes(u, self.dims, 0, (1 << self.bits) - 1)
+        return _label_of(self._predict_id(u), self.names)
+
+    def _predict_id(self, u):  # native: the kernel's predict
+        _lock()
+        try:
+            return 1 if self._score(u) > 0 else 0
+        finally:
+            _unlock()
 
     # --- contract 3.4: learning step ---
     def learn(self, u, y):
-        """One step of Algorithm 1 for codes u and label y in {0, 1}. Returns the score before
-        learning; sets self.mistake. A mistake stores (u, y), at random when the budget is full.
-        """
-        if len(u) != self.dims or (y != 0 and y != 1) or \
-                (type(u) is not bytearray and min(u) < 0) or max(u) >> self.bits:
-            raise ValueError("expected %d codes in 0..%d and a label 0 or 1"
-                             % (self.dims, (1 << self.bits) - 1))
+        """One step of Algorithm 1 for codes u and label y: class id 0 or 1, or its name in the
+        model's labels (names). Returns the score before learning; sets self.mistake. A mistake
+        stores (u, y), at random when the budget is full. Refused before anything changes:
+        TypeError for what is not an int (nor a label), ValueError for a wrong length, a code
+        outside 0 .. 2^B-1 or an unknown label (kbit.compat's checks, every model's)."""
+        _check_codes(u, self.dims, 0, (1 << self.bits) - 1)
+        return self._learn_id(u, _label_id(y, self.names, 2))
+
+    def _learn_id(self, u, y):  # native: the kernel's learn
         _lock()
         try:
             return self._learn(u, y)
@@ -457,4 +468,4 @@ def load(src):
 from .compat import native_methods as _native_methods  # noqa: E402
 
 _nat, use_native, NATIVE_WHY = _native_methods(
-    RKP, "rkp", ("score", "learn", "predict"))
+    RKP, "rkp", ("score", ("_learn_id", "learn"), ("_predict_id", "predict")))
