@@ -62,17 +62,22 @@ Checkpoint.load = _load_as_before
 '''
 
 
-def test_the_cuts_catch_a_first_save_with_no_way_back(tmp_path):
-    """The negative control: kbit's loader before issue 28 (PATH.new, else PATH, the deployed
-    model only when neither file exists) fails the restart after some cuts of the first save
-    (a PATH.new that littlefs left empty) and after none of the later ones."""
+def _run_patched(tmp_path, patch, saves):
+    """littlefs.run of the first model with a kbit whose checkpoint.py ends with `patch`."""
     import shutil
     need(littlefs.missing())
     kbit = tmp_path / "kbit"
     shutil.copytree(os.path.join(GOLDEN, "..", "..", "device", "kbit"), kbit)
     with open(kbit / "checkpoint.py", "a") as f:
-        f.write(AS_BEFORE)
-    r = littlefs.run(os.path.join(GOLDEN, MODELS[0]), saves=3, pkgs=[str(kbit)])
+        f.write(patch)
+    return littlefs.run(os.path.join(GOLDEN, MODELS[0]), saves=saves, pkgs=[str(kbit)])
+
+
+def test_the_cuts_catch_a_first_save_with_no_way_back(tmp_path):
+    """The negative control: kbit's loader before issue 28 (PATH.new, else PATH, the deployed
+    model only when neither file exists) fails the restart after some cuts of the first save
+    (a PATH.new that littlefs left empty) and after none of the later ones."""
+    r = _run_patched(tmp_path, AS_BEFORE, saves=3)
     assert r["recovered"] < r["tried"]
     assert all(f.startswith("save 0,") and "no checkpoint loads" in f for f in r["failures"])
 
@@ -99,11 +104,5 @@ Checkpoint.save = _save_in_two_writes
 def test_the_cuts_catch_a_save_that_is_not_atomic(tmp_path):
     """The negative control: a kbit whose save writes the file in two opens (no NAME.new, no
     rename) leaves a truncated checkpoint at some cut, and the run says so."""
-    import shutil
-    need(littlefs.missing())
-    kbit = tmp_path / "kbit"
-    shutil.copytree(os.path.join(GOLDEN, "..", "..", "device", "kbit"), kbit)
-    with open(kbit / "checkpoint.py", "a") as f:
-        f.write(TWO_WRITES)
-    r = littlefs.run(os.path.join(GOLDEN, MODELS[0]), saves=4, pkgs=[str(kbit)])
+    r = _run_patched(tmp_path, TWO_WRITES, saves=4)
     assert r["recovered"] < r["tried"] and "no checkpoint loads" in r["failures"][0]
