@@ -133,7 +133,10 @@ class Checkpoint:
         except (OSError, ModelFileError):  # missing or torn: never the only copy of a state
             m = None
         if m is not None:  # the save the cut interrupted, finished: the next save's PATH.new
-            self.fs.rename(new, self.path)  # must not be written over the only copy
+            try:  # must not be written over the only copy
+                self.fs.rename(new, self.path)
+            except OSError:  # a read-only filesystem (CircuitPython under USB): no save either
+                pass
         else:
             try:
                 m = self._read(self.path)

@@ -303,6 +303,18 @@ def test_a_save_after_an_interrupted_one_keeps_the_newest():
         assert cut >= 7
 
 
+def test_a_read_only_filesystem_still_loads():
+    """The rename that finishes an interrupted save fails (CircuitPython's filesystem is
+    read-only to code while USB has it): load() still returns the newest state."""
+    a, b, paths, news = _states()
+    fs = FakeFS()
+    fs.files["/m.kb"] = bytearray(paths["valid"])
+    fs.files["/m.kb.new"] = bytearray(news["complete"])
+    fs.full = 0  # the first write or rename fails
+    assert state(Checkpoint(RKP, "/m.kb", fs=fs).load()) == state(b)
+    assert fs.ops == 1 and fs.files["/m.kb.new"] == news["complete"]
+
+
 def test_a_failed_save_leaves_nothing_behind():
     a, b, paths, news = _states()
     for k in range(7):  # the filesystem full at each of the 6 writes, then at the rename
