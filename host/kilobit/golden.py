@@ -24,8 +24,9 @@ from kilobit.models import registry
 def golden_name(p):
     model = p.get("model", "rkp")
     if model == "rkp":
-        return "rkp-%s-b%d-t%d-m%d-a%d-s%d.json" % (
-            p["kernel"], p["bits"], p["budget"], p["dims"], p["width"], p["seed"])
+        return "rkp-%s-b%d-t%d-m%d-a%d%s-s%d.json" % (
+            p["kernel"], p["bits"], p["budget"], p["dims"], p["width"],
+            "-k%d" % p["classes"] if p.get("classes", 2) != 2 else "", p["seed"])
     return "-".join([model] + ["%s%s" % (k, v) for k, v in sorted(p.items()) if k != "model"]) \
         + ".json"
 
@@ -51,9 +52,14 @@ def make_random(name, seed, steps=None):
     return spec.golden.make(**spec.golden.random_params(seed, steps))
 
 
-def replay_doc(doc, runtime):
+def replay_doc(doc, runtime, from_raw=False):
+    """The runtime's rows for the document's steps; from_raw: the steps carry the raw rows
+    instead of their inputs and the runtime quantizes them itself (Runtime.replays_raw)."""
     spec = registry.get(doc["model"])
     steps = spec.golden.doc_steps(doc)
+    if from_raw:
+        steps = [(op, y, row) for (op, y, _), row in zip(steps, doc["raw"])]
+        return runtime.replay(bytes.fromhex(doc["model_file"]), steps, raw=True)
     return runtime.replay(bytes.fromhex(doc["model_file"]), steps)
 
 
@@ -117,10 +123,12 @@ def check(path, runtime_names, log=print):
             failures.append("%s: not available here (%s)" % (name, missing))
             log("  %-18s MISSING  %s" % (name, missing))
             continue
-        raw = doc.get("raw") is not None and runtime.quantize_rows is not None
+        has_raw = doc.get("raw") is not None
+        from_raw = has_raw and getattr(runtime, "replays_raw", False)
+        raw = has_raw and (from_raw or runtime.quantize_rows is not None)
         try:
-            bad = compare(doc, name, replay_doc(doc, runtime))
-            i = raw_mismatch(doc, steps, runtime) if raw and not bad else None
+            bad = compare(doc, name, replay_doc(doc, runtime, from_raw))
+            i = raw_mismatch(doc, steps, runtime) if raw and not from_raw and not bad else None
             if i is not None:
                 bad = "%s: raw row %d quantized to other inputs than step %d's" % (name, i, i)
         except RuntimeFailure as e:
@@ -134,6 +142,48 @@ def check(path, runtime_names, log=print):
                 name, len(doc["steps"]), ", quantized from raw" if raw else "",
                 "; " + path if path else ""))
     return failures
+
+
+#: the raw-readings golden set (tests/golden/raw): a model of each type trained by its own
+#: `kilobit train` on pendigits' integer features (pen coordinates 0..100, as an ADC gives
+#: integers), so its file carries the integer quantizer, and steps made from the data's rows with
+#: their raw readings; training is float (numpy), so these files are checked for what they say,
+#: not remade by every test run
+RAW_DATA = {"learner": "pendigits"}  # binary learners; the rest take the ten digits
+RAW_STEPS = 40
+
+
+def make_raw_set(directory, log=print):
+    """Write the raw-readings golden set into `directory` (every model type)."""
+    import argparse
+    import tempfile
+    from kilobit.core import goldenfile
+    os.makedirs(directory, exist_ok=True)
+    names = []
+    with tempfile.TemporaryDirectory(prefix="kilobit-raw-") as tmp:
+        for spec in registry.REGISTRY:
+            data_name = RAW_DATA.get(spec.kind, "pendigits-10")
+            model = os.path.join(tmp, spec.name + ".kb")
+            p = argparse.ArgumentParser()
+            spec.commands.add_train_args(p)
+            a = p.parse_args(["--data", data_name, "--quiet", "-o", model])
+            with open(os.devnull, "w") as quiet, _stdout(quiet):
+                spec.commands.train(a)
+            with open(model, "rb") as f:
+                blob = f.read()
+            doc = spec.golden.from_model(blob, data_name, steps=RAW_STEPS)
+            if doc.get("raw") is None:
+                raise KilobitError("%s on %s: no integer quantizer" % (spec.name, data_name))
+            name = "%s-raw-%s.json" % (spec.name, data_name)
+            goldenfile.dump(doc, os.path.join(directory, name))
+            names.append(name)
+    log("wrote %d raw-readings golden files to %s" % (len(names), directory))
+    return names
+
+
+def _stdout(f):
+    import contextlib
+    return contextlib.redirect_stdout(f)
 
 
 def make_set(directory, log=print):

@@ -129,6 +129,10 @@ def build_parser():
     g = gsub.add_parser("make-set", help="rewrite the checked-in golden set")
     g.add_argument("directory", nargs="?", default="tests/golden",
                    help="where the golden files go (default: tests/golden)")
+    g.add_argument("--raw", action="store_true",
+                   help="write the raw-readings set instead (default folder tests/golden/raw): "
+                        "every model type trained on integer readings, its steps with the raw "
+                        "rows they are quantized from")
     g = gsub.add_parser("check", help="replay golden files on runtimes, bit for bit")
     g.add_argument("files", nargs="+", help="golden files (JSON)")
     g.add_argument("--runtime", action="append", dest="runtimes", metavar="NAME",
@@ -225,6 +229,11 @@ def cmd_golden(a):
     if a.action == "make":
         return golden_cli.make(a)
     if a.action == "make-set":
+        if a.raw:
+            d = os.path.join(a.directory, "raw") if a.directory == "tests/golden" else a.directory
+            outfile.check_directory(d)
+            golden.make_raw_set(d)
+            return 0
         outfile.check_directory(a.directory)
         golden.make_set(a.directory)
         return 0

@@ -35,6 +35,9 @@ class RuntimeFailure(KilobitError):
 class Runtime:
     name = "?"
     quantize_rows = None
+    #: True: replay(model, steps, raw=True) takes steps of raw readings and quantizes them with
+    #: the model file's own quantizer (the C tools' -r)
+    replays_raw = False
 
     def missing(self):
         """None when usable here, else a short text naming what is missing."""

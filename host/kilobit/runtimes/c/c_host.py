@@ -41,6 +41,7 @@ class CHostRuntime(Runtime):
     name = "c-host"
     program = "kb_replay"
     raw = False
+    replays_raw = True
 
     def missing(self):
         absent = [tool for tool in ("gcc", "make") if shutil.which(tool) is None]
