@@ -199,7 +199,8 @@ except ImportError:  # CircuitPython
 
 '''
 
-VERIFY_COMMON = r'''from kbit.kbfile import Crc32
+VERIFY_COMMON = r'''import kbit
+from kbit.kbfile import Crc32
 
 
 def crc_of(*bufs):
@@ -306,16 +307,14 @@ def replay_classes(m, what, names, steps, expect, labels, attrs):
 }
 
 VERIFY_GOLDEN = r'''
-from kbit.%(module)s import %(cls)s as Golden
-
 steps, expect = parse(%(steps)r, %(expect)r)
-final = replay_%(kind)s(Golden.load(bytes.fromhex(%(model)r)), %(golden)r, %(names)r, steps,
+final = replay_%(kind)s(kbit.load(bytes.fromhex(%(model)r)), %(golden)r, %(names)r, steps,
                         expect, None, %(attrs)r)
 if final != %(final_crc)r:
     print("kbit MISMATCH: the final memory of %(golden)s")
     raise SystemExit(1)
 print("kbit verified: %%d steps of %(golden)s bit for bit" %% len(steps))
-del steps, expect, Golden
+del steps, expect
 gc.collect()
 '''
 
@@ -324,10 +323,7 @@ print("kbit not replayed: no golden file here for %(name)s models (give deploy -
 '''
 
 VERIFY_DEPLOYED = r'''
-from kbit.%(module)s import %(cls)s as Deployed
-
-with open(%(deployed)r, "rb") as f:
-    d = Deployed.load(f)
+d = kbit.load(%(deployed)r)
 print("model %(deployed)s loaded: %(name)s, %(dims)d inputs")
 steps, expect = parse(%(steps)r, %(expect)r)
 replay_%(kind)s(d, %(deployed)r, %(names)r, steps, expect, %(labels)r, %(attrs)r)
@@ -361,8 +357,7 @@ def _step_text(op, y, codes):
 
 def _piece(spec, steps, rows, names):
     """The format fields a replay piece of verify.py takes for a model of type `spec`."""
-    module, cls = spec.kbit.split(":")
-    return dict(module=module.split(".")[-1], cls=cls, kind=spec.kind, name=spec.name,
+    return dict(kind=spec.kind, name=spec.name,
                 attrs=tuple(spec.kbit_fields), names=tuple(names),
                 steps="\n".join(_step_text(*s) for s in steps),
                 expect=";".join(" ".join(str(int(v)) for v in r) for r in rows))

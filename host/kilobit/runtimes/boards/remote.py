@@ -23,7 +23,11 @@ from kilobit.runtimes.micropython import kbit_wasm as mpmod
 
 
 class MpremoteRunner:
-    """micropython.run()'s contract, on a board at `port` through mpremote."""
+    """micropython.run()'s contract, on a board at `port` through mpremote. The files a run
+    places go into a private folder on the board, /.kilobit-run-<random>, never beside the
+    user's own (a replay's /model.kb is that folder's model.kb; the script's arguments naming
+    them are rewritten to match), and the folder is removed after the run, failed or not. The
+    files are a run's data (a model, its steps, its outputs): one folder, no subfolders."""
 
     def __init__(self, port, timeout=600):
         self.port, self.timeout = port, timeout
@@ -45,24 +49,36 @@ class MpremoteRunner:
             pkgs=(), input=None):
         if pkgs or input is not None:
             raise RuntimeFailure("a board runs the deployed kbit, without stdin")
-        if files:
-            cmd = []
-            for fs_path, host_path in files:
-                cmd += ["cp", str(host_path), ":" + fs_path, "+"]
-            self._mpremote(cmd[:-1])
-        script = str(script_args[0])
-        argv = [os.path.basename(script)] + [str(a) for a in script_args[1:]]
-        p = self._mpremote(["exec", "import sys\nsys.argv[:] = %r" % (argv,), "+", "run", script],
-                           check=False)
-        out = p.stdout.replace("\r\n", "\n")
-        err = p.stderr.replace("\r\n", "\n")
-        if p.returncode != 0:  # mpremote prints the board's traceback on stdout
-            i = out.find("Traceback (most recent call last):")
-            if i >= 0:
-                out, err = out[:i], out[i:] + err
-        for fs_path, host_path in outs:
-            self._mpremote(["cp", ":" + fs_path, str(host_path)], check=False)
+        private = PRIVATE + os.urandom(4).hex()
+        where = {fs: private + "/" + fs.strip("/").replace("/", "-")
+                 for fs, _ in list(files) + list(outs)}
+        cmd = ["mkdir", ":" + private]
+        for fs_path, host_path in files:
+            cmd += ["+", "cp", str(host_path), ":" + where[fs_path]]
+        done = False
+        try:
+            self._mpremote(cmd)
+            script = str(script_args[0])
+            argv = [os.path.basename(script)] + [where.get(str(a), str(a))
+                                                 for a in script_args[1:]]
+            p = self._mpremote(["exec", "import sys\nsys.argv[:] = %r" % (argv,), "+", "run",
+                                script], check=False)
+            out = p.stdout.replace("\r\n", "\n")
+            err = p.stderr.replace("\r\n", "\n")
+            if p.returncode != 0:  # mpremote prints the board's traceback on stdout
+                i = out.find("Traceback (most recent call last):")
+                if i >= 0:
+                    out, err = out[:i], out[i:] + err
+            for fs_path, host_path in outs:
+                self._mpremote(["cp", ":" + where[fs_path], str(host_path)], check=False)
+            done = True
+        finally:  # after a failure, the failure is what the caller hears of
+            self._mpremote(["rm", "-r", ":" + private], check=done)
         return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+
+#: the private folders' prefix on a board (MpremoteRunner)
+PRIVATE = "/.kilobit-run-"
 
 
 class MpremoteRuntime(mpmod.MicroPythonRuntime):
