@@ -34,7 +34,7 @@ writes PATH itself): the error names it, and removing it starts again from `init
 by default the built-in open and os, and a stand-in in the fault-injection tests, which cut a save
 at every write.
 """
-from . import kbfile
+from . import load as _load_any
 from .kbfile import ModelFileError
 
 _ENOENT = 2  # errno's ENOENT on MicroPython's ports and on POSIX
@@ -67,23 +67,6 @@ def _learner(c, what):
                         "a model learns on the board" % (what, name))
 
 
-def _class(t):
-    """The class of a model file's type byte (kbit.load's job where this kbit has it)."""
-    if t == kbfile.TYPE_RKP:
-        from .rkp import RKP as c
-    elif t == kbfile.TYPE_CKP:
-        from .ckp import CKP as c
-    elif t == kbfile.TYPE_ASSOC:
-        from .assoc import Assoc as c
-    elif t == kbfile.TYPE_BONSAI:
-        from .bonsai import Bonsai as c
-    elif t == kbfile.TYPE_PROTONN:
-        from .protonn import ProtoNN as c
-    else:
-        c = None
-    return c
-
-
 class Checkpoint:
     def __init__(self, cls, path, every=0, fs=None, initial=None):
         """cls: the learner's class, or None for any; every: save after every `every`-th learnt
@@ -102,27 +85,17 @@ class Checkpoint:
     def _read(self, p):
         """The learner in file p: OSError when p does not exist, ModelFileError naming p when it
         holds no learner of `cls`."""
-        cls = self.cls
-        if cls is None:
-            f = self.fs.open(p, "rb")
-            try:
-                head = f.read(6)  # magic, version, type: a file too short is the loader's to name
-            finally:
-                f.close()
-            cls = _class(head[5]) if len(head) == 6 else None
+        load = _load_any if self.cls is None else self.cls.load
         f = self.fs.open(p, "rb")
         try:
-            if cls is None:
-                kbfile.Reader(f)  # says what is wrong with the header
-                raise ModelFileError("not a model file")
-            m = cls.load(f)
+            m = load(f)
         except ModelFileError as e:
             raise ModelFileError("%s: %s" % (p, e))
         finally:
             f.close()
         if not hasattr(m, "learn"):
             raise ModelFileError("%s: a %s learns nothing: not a checkpoint"
-                                 % (p, cls.__name__))
+                                 % (p, type(m).__name__))
         return m
 
     def load(self):

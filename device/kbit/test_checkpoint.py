@@ -241,36 +241,40 @@ def _states():
 
 
 def test_every_state_of_the_two_files():
-    """The table in kbit.checkpoint's docstring, every row, with and without `initial`."""
+    """The table in kbit.checkpoint's docstring, every row, with and without `initial`, for
+    Checkpoint(RKP, ...) and Checkpoint(None, ...) (to which another learner's complete file is
+    a checkpoint like any other)."""
     a, b, paths, news = _states()
-    expect = {"valid": state(a), "missing": "initial", "corrupt": "error"}
+    expect = {"valid": paths["valid"], "missing": "initial", "corrupt": "error"}
     n = 0
-    for pk in paths:
-        for nk in news:
-            for initial in (None, DEPLOYED):
-                fs = FakeFS()
-                _deployed(fs)
-                for name, data in (("/m.kb", paths[pk]), ("/m.kb.new", news[nk])):
-                    if data is not None:
-                        fs.files[name] = bytearray(data)
-                want = state(b) if nk == "complete" else expect[pk]
-                if want == "initial":
-                    want = state(learner()) if initial else "nothing"
-                try:
-                    got = state(Checkpoint(RKP, "/m.kb", fs=fs, initial=initial).load())
-                except OSError as e:
-                    assert e.args[0] == 2 and "nothing saved yet" in e.args[1], e.args
-                    got = "nothing"
-                except ValueError as e:  # ModelFileError, naming PATH
-                    assert str(e).startswith("/m.kb: "), str(e)
-                    got = "error"
-                assert got == want, (pk, nk, initial, got)
-                if nk == "complete":  # the interrupted save finished: PATH holds B now
-                    assert "/m.kb.new" not in fs.files and fs.files["/m.kb"] == news[nk]
-                elif paths[pk] is not None:  # nothing rewritten
-                    assert fs.files["/m.kb"] == paths[pk]
-                n += 1
-    assert n == 3 * 5 * 2
+    for kind in (RKP, None):
+        for pk in paths:
+            for nk in news:
+                for initial in (None, DEPLOYED):
+                    fs = FakeFS()
+                    _deployed(fs)
+                    for name, data in (("/m.kb", paths[pk]), ("/m.kb.new", news[nk])):
+                        if data is not None:
+                            fs.files[name] = bytearray(data)
+                    taken = nk == "complete" or (nk == "another type" and kind is None)
+                    want = news[nk] if taken else expect[pk]
+                    if want == "initial":
+                        want = fs.files[DEPLOYED] if initial else "nothing"
+                    try:
+                        got = _file(Checkpoint(kind, "/m.kb", fs=fs, initial=initial).load())
+                    except OSError as e:
+                        assert e.args[0] == 2 and "nothing saved yet" in e.args[1], e.args
+                        got = "nothing"
+                    except ValueError as e:  # ModelFileError, naming PATH
+                        assert str(e).startswith("/m.kb: "), str(e)
+                        got = "error"
+                    assert got == want, (kind, pk, nk, initial, got)
+                    if taken:  # the interrupted save finished: PATH holds B now
+                        assert "/m.kb.new" not in fs.files and fs.files["/m.kb"] == news[nk]
+                    elif paths[pk] is not None:  # nothing rewritten
+                        assert fs.files["/m.kb"] == paths[pk]
+                    n += 1
+    assert n == 2 * 3 * 5 * 2
 
 
 def test_a_save_after_an_interrupted_one_keeps_the_newest():
