@@ -1,7 +1,7 @@
-"""kbit checkpoints under power cuts (device/kbit/checkpoint.py, issues 15 and 28): the device's own
-test file on real MicroPython (the WebAssembly build and the unix port) with its cut-point counts,
-and under CPython a cut at every write of the first save and of a later one for an rkp, a ckp
-and an assoc learner, each restart then going on bit for bit with the host integer reference
+"""kbit checkpoints under power cuts (device/kbit/checkpoint.py, issues 15 and 28): the device's
+own test file on real MicroPython (the WebAssembly build and the unix port) with its cut-point
+counts, and under CPython a cut at every write of the first save and of a later one for an rkp, a
+ckp and an assoc learner, each restart then going on bit for bit with the host integer reference
 from the state it came back to; the predictors (bonsai, protonn) refused before anything is
 written."""
 import os

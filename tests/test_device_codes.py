@@ -191,7 +191,8 @@ def check(lines, native):
         for ln in half[:n]:
             name, nat, count, refused, same = ln.split(" ", 5)[:5]
             assert nat == str(on) and int(count) >= 4 and refused == "True" and same == "True", ln
-        assert half[n] == ("checkpoint 2 no checkpoint /none.kb | " + " | ".join(
+        assert half[n] == ("checkpoint 2 nothing saved yet: no checkpoint /none.kb | "
+                           + " | ".join(
             ["every must be an int >= 0 (0: save on demand only), not %s" % r
              for r in ("-1", "'2'", "None")])), half[n]
     # the same refusals, with the same messages, natively and in bytecode

@@ -1,9 +1,9 @@
-"""kbit checkpoints on littlefs (issues 23 item 4 and 28), the fast part: on MicroPython's unix port,
-the power cut at every block write and erase of ten saves (before it lands and torn), for an rkp,
-a ckp and an assoc learner; every restart loads the last complete checkpoint (the model as
+"""kbit checkpoints on littlefs (issues 23 item 4 and 28), the fast part: on MicroPython's unix
+port, the power cut at every block write and erase of ten saves (before it lands and torn), for an
+rkp, a ckp and an assoc learner; every restart loads the last complete checkpoint (the model as
 deployed, before the first) or the one under way and then learns and saves exactly as the host
-reference does. The first save on its own, and against the loader before issue 28 (a cut first
-save left no way back). The full run (more saves, more models) is `kilobit bench faults --only
+reference does. The first save on its own, and against the loader before issue 28 (a cut first save
+left no way back). The full run (more saves, more models) is `kilobit bench faults --only
 littlefs`."""
 import glob
 import os
