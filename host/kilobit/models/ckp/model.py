@@ -26,6 +26,7 @@ from kilobit.core import kbfile
 from kilobit.core.errors import ModelFileError
 from kilobit.core.kernel import TABLE_MAX, power_table_scaled, ring_score, table_ok, weight, weights
 from kilobit.core.rng import Rng, seed_state
+from kbit import tables as kbit_tables
 
 DEFAULT_C = 255
 DEFAULT_BITS = 8
@@ -108,16 +109,15 @@ def loss_table(L, dims, A, bits, C=DEFAULT_C):
     v(B) = min(floor(C * loss_q(B)), 2^30 - 1) for B = 1 .. B_max - 1, qshift is the least shift
     that brings every v below 256, q[B - qstart] = v(B) >> qshift for B = qstart .. B_max - 1,
     and v(B) >> qshift = 0 for every B < qstart. loss_q(B) is then q[B - qstart] << qshift / C,
-    to within 2^qshift / C."""
-    top = max_svs(L, dims)
-    vals = [min(int(math.floor(C * loss_q(B, L, dims, A, bits))), NORM_MAX)
-            for B in range(1, top)]
-    shift = max(0, max(vals, default=0).bit_length() - 8)
-    vals = [v >> shift for v in vals]
-    start = 0
-    while start < len(vals) and vals[start] == 0:
-        start += 1
-    return start + 1, shift, vals[start:]
+    to within 2^qshift / C.
+
+    It is computed integer-only by the board's own code, kbit.tables (exp, erf and powers in
+    128-bit fixed point), so that the host, kbit and a learner made on a board (CKP.new) hold
+    the same bytes. loss_q above, in float64, gives the same table except where C * loss_q is
+    within float rounding of an integer: a loss of 2 - 2^-60 is 2.0 in float, so it gives 2C
+    where the exact value, and this table, give 2C - 1 (tests/test_new_learners.py)."""
+    qstart, qshift, q = kbit_tables.loss_table(L, dims, width_milli(A), bits, C)
+    return qstart, qshift, list(q)
 
 
 # ----------------------------------------------------------------------------------------------
