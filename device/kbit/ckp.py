@@ -113,13 +113,29 @@ class CKP(Inputs):
 
     native = False  # True while score/learn run the native kernel (use_native)
 
-    def __init__(self, bits, dims, L, width, C, table, qstart, qshift, q, state=1, count=0,
-                 norm=0):
+    def __init__(self, bits, dims, L, width, C, table=None, qstart=None, qshift=None, q=None,
+                 state=1, count=0, norm=0, any_table=False):
         """An empty learner. table: the power table P; qstart, qshift and q (one byte per
-        entry): the loss_q table; all made on the host (kilobit.models.ckp.power_table, loss_table).
-        state: kbit.rng.seed_state(seed). Codes given to score/learn/predict must be in
-        0 .. 2^bits-1 (else ValueError, nothing changed)."""
-        err = check(bits, dims, L, width, C, state, count, norm) or check_table(table, C)
+        entry): the loss_q table. Each is computed here when None (kbit.tables, as the host
+        makes them), else refused unless it is that table; any_table=True takes any valid
+        tables, as a loaded file's. state: kbit.rng.seed_state(seed). Codes given to
+        score/learn/predict must be in 0 .. 2^bits-1 (else ValueError, nothing changed)."""
+        err = check(bits, dims, L, width, C, state, count, norm)
+        if not err and (table is None or q is None or not any_table):
+            from . import tables  # big ints: only when a table is to be made or compared
+            own = tables.power_table(width, bits, C)
+            if table is None:
+                table = own
+            elif not check_table(table, C) and not any_table and bytes(table) != own:
+                err = "weight table does not match bits/width/C (it is %s)" % (list(own),)
+            if not err and (q is None or not any_table):
+                qs, sh, qt = tables.loss_table(L, dims, width, bits, C)
+                if q is None:
+                    qstart, qshift, q = qs, sh, qt
+                elif (qstart, qshift, bytes(q)) != (qs, sh, qt):
+                    err = ("loss table does not match L/dims/width/bits/C (it is qstart %d, "
+                           "qshift %d, %d entries)" % (qs, sh, len(qt)))
+        err = err or check_table(table, C)
         top = max_svs(L, dims)
         if not err and (qstart < 1 or qstart + len(q) > max(top, 1) or not 0 <= qshift <= 22):
             err = "loss table of %d + %d entries (B_max %d), shift %d" % (
@@ -145,6 +161,15 @@ class CKP(Inputs):
         self._set_count(count)
         if _nat:  # the native kernel's context, made whether or not it runs now (use_native)
             _nat.bind(self)
+
+    @classmethod
+    def new(cls, bits, dims, L, width, C=255, seed=0):
+        """An empty learner from its parameters alone, as the host's kilobit.models.ckp.CKPInt
+        makes it (same names; width: A in thousandths): the power and loss_q tables are
+        computed here, integer-only, equal to the host's (big ints: a few ms per support
+        vector of B_max on a board)."""
+        from .rng import seed_state
+        return cls(bits, dims, L, width, C, None, None, None, None, seed_state(seed))
 
     def _set_count(self, n):
         """count = n and the schedule (b, n1) of contract 6.2, without a tuple."""
@@ -214,7 +239,7 @@ class CKP(Inputs):
                         err = "bad parameters: " + err
                     else:
                         m = cls(bits, dims, L, width, C, table, qstart, qh[4], q, state, count,
-                                norm)
+                                norm, True)
                         r.readinto(m.memory)
                         err = read_trailer(r, m, dims, "ckp", bits, floor=True,
                                            bad="bad parameters: ")
