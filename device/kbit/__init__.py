@@ -23,10 +23,5 @@ def load(src):
         m = kbit.load("gesture.kb")
         m.predict(m.quantize(raw))     # the user's label
     """
-    from . import kbfile
-
-    def read(r):
-        mod, cls = kbfile.NAMES[r.type]
-        return getattr(__import__(__name__ + "." + mod, None, None, (cls,)), cls).load(r)
-
-    return kbfile.with_reader(src, read)
+    from .kbfile import load_any
+    return load_any(src)

@@ -30,7 +30,7 @@ from .compat import const, lock as _lock, unlock as _unlock, check_codes as _che
 from array import array
 
 from . import kbfile
-from .quant import Inputs, read_trailer, trailer
+from .kbfile import Inputs, read_trailer, trailer
 from .rng import scale, step
 
 II = const(0)

@@ -32,7 +32,7 @@ from array import array
 
 from . import kbfile
 from .kernel import TABLE_MAX as _TABLE_MAX, _weight, check_table
-from .quant import Inputs, read_trailer, trailer
+from .kbfile import Inputs, read_trailer, trailer
 from .rng import scale, step
 
 _CAP = const(0x3FFFFFFF)  # largest MicroPython small int

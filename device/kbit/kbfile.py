@@ -89,9 +89,6 @@ class _BytesSource:
                                  "readinto()")
         self.pos = 0
 
-    def kb_size(self):
-        return len(self.mv)
-
     def readinto(self, buf):
         n = min(len(buf), len(self.mv) - self.pos)
         buf[:n] = self.mv[self.pos:self.pos + n]
@@ -107,9 +104,11 @@ class Reader:
     `finish()` succeeded, so that a corrupt file is called corrupt, not "bad parameters".
     """
 
-    def __init__(self, src):
+    def __init__(self, src, size=-1):
+        """size: the file's length where the caller knows it (a path's), else -1."""
         if not hasattr(src, "readinto"):
             src = _BytesSource(src)
+            size = len(src.mv)
         self.src = src
         self.crc = Crc32()
         head = bytearray(12)
@@ -134,7 +133,6 @@ class Reader:
         self.length = head[8] | head[9] << 8 | head[10] << 16 | head[11] << 24
         # Where the source knows its size, the header's length is held to it now, as the host
         # does, before a loader allocates what the payload's fields claim.
-        size = src.kb_size() if hasattr(src, "kb_size") else -1
         if size >= 0 and size != 16 + self.length:
             raise ModelFileError("truncated or padded model file: %d bytes, header says %d"
                                  % (size, 16 + self.length))
@@ -190,22 +188,6 @@ class Reader:
             raise ModelFileError("corrupt model file (CRC mismatch)")
 
 
-class _File:
-    """A file opened by path, read through, with its size known (Reader compares it with the
-    header's length before any payload is read)."""
-
-    def __init__(self, f):
-        self.f = f
-        self.n = f.seek(0, 2)
-        f.seek(0)
-
-    def readinto(self, buf):
-        return self.f.readinto(buf)
-
-    def kb_size(self):
-        return self.n
-
-
 def with_reader(src, read):
     """read(r) for a Reader r of src: a path (str; the file is closed after), bytes-like, a
     stream with readinto(), or a Reader already made (kbit.load's)."""
@@ -215,10 +197,23 @@ def with_reader(src, read):
         except OSError as e:
             raise ModelFileError("cannot open %s (%s)" % (src, e))
         try:
-            return read(Reader(_File(f)))
+            n = f.seek(0, 2)
+            f.seek(0)
+            return read(Reader(f, n))
         finally:
             f.close()
     return read(src if isinstance(src, Reader) else Reader(src))
+
+
+def load_any(src):
+    """kbit.load: the model of whichever type the file holds, its module imported then."""
+    return with_reader(src, _any)
+
+
+def _any(r):
+    mod, cls = NAMES[r.type]
+    pkg = __name__[:__name__.rfind(".")]
+    return getattr(__import__(pkg + "." + mod, None, None, (cls,)), cls).load(r)
 
 
 def type_error(r, mtype):
@@ -272,3 +267,44 @@ def write(stream, mtype, parts):
         stream.write(p)
     stream.write(bytes((c.lo & 0xFF ^ 0xFF, c.lo >> 8 ^ 0xFF, c.hi & 0xFF ^ 0xFF,
                         c.hi >> 8 ^ 0xFF)))
+
+
+class Inputs:
+    """What every model class takes from the file's trailer: `quantizer` (None or a Quantizer),
+    `names` (None or the user's labels of class ids, a tuple of str), the float scaler's bytes
+    (host use), and `quantize` (kbit.quant.Quantizer's). Class attributes, so a model without
+    extras stores nothing."""
+
+    quantizer = None
+    names = None
+    _scaler = None
+
+    def quantize(self, raw, out=None):
+        """The model's codes of raw integer readings (Quantizer.quantize); ValueError when its
+        file has no integer quantizer."""
+        q = self.quantizer
+        if q is None:
+            raise ValueError("this model has no integer quantizer (train it on integer readings "
+                             "to get one)")
+        return q.quantize(raw, out)
+
+
+def read_trailer(r, m, n, name, bits, floor=False, signed=False, bad=""):
+    """Read the payload's trailer (contract 4.1), the rest of Reader r's payload, into model m
+    of n raw inputs and code width bits (the quantizer's floor and signed as
+    kbit.quant.Quantizer's), once for the five loaders: None, or what is wrong, a bad trailer's
+    complaint prefixed by `bad`. An empty trailer is read here; kbit.quant, imported only then
+    (the board's heap), reads any other."""
+    flags = r.read(1)[0]
+    if not flags and not r.left:
+        return None
+    from .quant import read_extras
+    return read_extras(r, m, flags, n, name, bits, floor, signed, bad)
+
+
+def trailer(m):
+    """The trailer of model m's payload: exactly the bytes read_trailer read."""
+    if m._scaler is None and m.quantizer is None and m.names is None:
+        return b"\x00"
+    from .quant import trailer
+    return trailer(m)

@@ -27,7 +27,7 @@ from .compat import const, lock as _lock, unlock as _unlock, check_codes as _che
 from array import array
 
 from . import kbfile, smat
-from .quant import Inputs, read_trailer, trailer
+from .kbfile import Inputs, read_trailer, trailer
 
 SMALL = const(0x3FFFFFFF)
 ACT_MAX = const(32767)

@@ -9,22 +9,23 @@ from the file's integer bounds lo[j], hi[j]. The work is one loop, `Quantizer.co
 which trusts its arguments; `Quantizer.quantize` checks them first (before the heap is locked,
 so the errors stay readable) and locks the heap around the loop where the port can.
 
-The trailer of every model type (contract 4.1) is read and written here once for the five
-loaders: `read_trailer` sets the model's `_scaler` (the float scaler's bytes, kept so that
-save() writes them back), `quantizer` and `names` (the user's labels of class ids, a tuple of
-str); `trailer(m)` gives back exactly the bytes that were read.
+A model file's trailer (contract 4.1) is read by kbit.kbfile.read_trailer and written by
+kbit.kbfile.trailer; for a trailer with extras (quantizer, labels, float scaler) they import
+this module to do it (read_extras, trailer): a model without extras never imports it.
 """
 from .compat import const, lock as _lock, unlock as _unlock, ints as _ints
+from .kbfile import Inputs  # its quantize is the native module's too (below)
 
 from array import array
 
-SCALER = const(1)
-QUANT = const(2)
-LABELS = const(4)
 _Q_TOTAL = const(28)  # S + b: (x - lo) * M + R stays below 2^30, a small int
 _SPAN_MAX = const(0x0FFFFFFF)
 _INT_MIN = const(-0x40000000)
 _INT_MAX = const(0x3FFFFFFF)
+# the trailer's extras bits (contract 4.1)
+SCALER = const(1)
+QUANT = const(2)
+LABELS = const(4)
 _LABEL_LEN = const(32)
 _CHUNK = const(64)
 
@@ -54,6 +55,8 @@ class Quantizer:
         self.R = 0 if floor else 1 << (self.S - 1)
         self.top = (1 << bits) - 1
         self.off = 1 << (bits - 1) if signed else 0
+        if _nat and bits <= 8:  # the native kernel's context (its codes are bytes)
+            _nat.bind(self)
 
     def quantize(self, raw, out=None):
         """The codes of raw (n ints: array("h"), array("i"), a list...) in out (a bytearray of
@@ -100,25 +103,6 @@ class Quantizer:
         return out
 
 
-class Inputs:
-    """What every model class takes from the file's trailer: `quantizer` (None or a Quantizer),
-    `names` (None or the user's labels of class ids, a tuple of str), the float scaler's bytes
-    (host use), and `quantize`. Class attributes, so a model without extras stores nothing."""
-
-    quantizer = None
-    names = None
-    _scaler = None
-
-    def quantize(self, raw, out=None):
-        """The model's codes of raw integer readings (Quantizer.quantize); ValueError when its
-        file has no integer quantizer."""
-        q = self.quantizer
-        if q is None:
-            raise ValueError("this model has no integer quantizer (train it on integer readings "
-                             "to get one)")
-        return q.quantize(raw, out)
-
-
 def _holds(out, tc):
     """True when out is an array of typecode tc ("B": a bytearray too, "b" or "H"). MicroPython's
     arrays have no typecode: how stored values read back (wrapped, or not) tells the type."""
@@ -159,12 +143,9 @@ def _int32s(r, a):
     return True
 
 
-def read_trailer(r, m, n, name, bits, floor=False, signed=False, bad=""):
-    """Read the payload's trailer (contract 4.1), the rest of kbfile.Reader r's payload, into
-    model m of n raw inputs and code width bits (the quantizer's floor and signed as
-    Quantizer's): None, or what is wrong, a bad trailer's complaint prefixed by `bad`. Sizes
-    are compared with what is left before anything is allocated."""
-    flags = r.read(1)[0]
+def read_extras(r, m, flags, n, name, bits, floor, signed, bad):
+    """kbit.kbfile.read_trailer's work for a trailer that holds extras (its first byte, flags,
+    read): sizes are compared with what is left of the payload before anything is allocated."""
     left = r.left
     sec = 8 * n if flags & 3 else 0
     wrong = "%sbad %s trailer" % (bad, name)
@@ -207,8 +188,7 @@ def read_trailer(r, m, n, name, bits, floor=False, signed=False, bad=""):
 
 
 def trailer(m):
-    """The trailer of model m's payload: exactly the bytes read_trailer read (one zero byte for
-    a model that had none)."""
+    """kbit.kbfile.trailer's work for a model with extras: the bytes read_extras read."""
     sc = m._scaler
     q = m.quantizer
     names = m.names
@@ -241,3 +221,20 @@ def trailer(m):
             out[i + 1:i + 1 + len(s)] = s.encode()
             i += 1 + len(s)
     return out
+
+
+# --- the native kernel: kb_quant.h as kbit/_kb_quant.mpy (kbit.compat.native) ---
+# On the native path Quantizer.quantize and every model's quantize (Inputs.quantize) are the
+# native module's own functions, so m.quantize(raw, out) runs no Python frame; they run the
+# bytecode ones for what the kernel does not take (a list, no out, a wrong length or type, a
+# model without a quantizer: the same errors, the same codes).
+from .compat import native_methods as _native_methods  # noqa: E402
+
+_nat, _use_q, NATIVE_WHY = _native_methods(Quantizer, "quant", ("quantize",))
+_use_m = _native_methods(Inputs, "quant", (("quantize", "model_quantize"),))[1]
+
+
+def use_native(on=True):
+    """Quantize in the native module (when it loaded) or in bytecode; whether native now."""
+    _use_m(on)
+    return _use_q(on)

@@ -40,7 +40,7 @@ from . import kbfile
 # check_table and weight are part of this module's API too
 from .kernel import TABLE_MAX as _TABLE_MAX, _weight, check_table, weight  # noqa: F401
 from .kernel import power_table
-from .quant import Inputs, read_trailer, trailer
+from .kbfile import Inputs, read_trailer, trailer
 from .rng import scale, step
 
 LAPLACE = const(0)
