@@ -137,9 +137,13 @@ def eval_codes(a, m, scaler, quantize, bits, binary=True):
 
 
 def eval_perceptron(a, m, scaler, quantize):
-    """`kilobit eval` of a kernel perceptron (RKP, CKP): class 1 where the score is > 0."""
-    split, codes = eval_codes(a, m, scaler, quantize, m.bits)
-    pred = [int(m.score(u) > 0) for u in codes]
+    """`kilobit eval` of a kernel perceptron (RKP, CKP): class 1 where the score is > 0, or
+    with K > 2 classes the class of the largest score (kilobit.models.ovr)."""
+    K = getattr(m, "classes", 2)
+    split, codes = eval_codes(a, m, scaler, quantize, m.bits, binary=K == 2)
+    if int(max(split.y_train.max(), split.y_test.max())) >= K:
+        raise KilobitError("model predicts %d classes, %s has more" % (K, split.name))
+    pred = [m.predict_class(u) if K > 2 else int(m.score(u) > 0) for u in codes]
     acc = sum(int(p == t) for p, t in zip(pred, split.y_test)) / len(pred)
     print("%s on %s test split (%d rows): accuracy %.4f" % (a.model, split.name, len(pred), acc))
     return 0

@@ -1,8 +1,11 @@
-"""What the binary online learners (rkp, ckp) share: their golden steps and the replay of the
-integer reference that defines each step's fields (docs/contract.md, golden files).
+"""What the online learners (rkp, ckp) share: their training split, their golden steps and the
+replay of the integer reference that defines each step's fields (docs/contract.md, golden
+files). Each is binary, or K >= 3 one-vs-rest learners (kilobit.models.ovr).
 
-A step is ("L", y, codes) (predict, then learn label y in {0, 1}) or ("Q", None, codes) (score
-only); its fields are score, prediction, mistake, count, then the memory after it.
+A step is ("L", y, codes) (predict, then learn class y in 0 .. K-1, 0/1 for a binary learner)
+or ("Q", None, codes) (score only); its fields are score, prediction, mistake, count, then the
+memory after it (one-vs-rest: the largest score, its class, whether any learner stored a
+support vector, the support vectors of all, the K memories back to back).
 
 The random steps mix in the hard cases on purpose: repeated inputs with the opposite label
 (ties for the nearest support vector, scores of exactly 0), all-zero and all-maximum codes,
@@ -18,27 +21,34 @@ from kilobit.core.errors import KilobitError
 KIND = "learner"
 
 
-def make_steps(bits, dims, n, seed):
+def make_steps(bits, dims, n, seed, classes=2):
     """Random steps with the hard cases mixed in (see the module docstring)."""
     gen = np.random.default_rng(seed)
     top = (1 << bits) - 1
+    K = classes
     steps, seen = [], []
     for i in range(n):
         r = gen.random()
-        if seen and r < 0.12:  # same point, opposite label: nearest-SV ties, zero scores
+        if seen and r < 0.12:  # same point, another label: nearest-SV ties, zero scores
             op, y, codes = seen[int(gen.integers(len(seen)))]
-            y = 1 - y
+            y = 1 - y if K == 2 else (y + 1 + int(gen.integers(K - 1))) % K
         elif r < 0.17:
-            codes, y = [top] * dims, int(gen.integers(2))
+            codes, y = [top] * dims, int(gen.integers(K))
         elif r < 0.21:
-            codes, y = [0] * dims, int(gen.integers(2))
+            codes, y = [0] * dims, int(gen.integers(K))
         else:
-            codes, y = [int(c) for c in gen.integers(0, top + 1, dims)], int(gen.integers(2))
+            codes, y = [int(c) for c in gen.integers(0, top + 1, dims)], int(gen.integers(K))
         op = "Q" if gen.random() < 0.1 else "L"
         steps.append((op, y if op == "L" else None, list(codes)))
         if op == "L":
             seen.append(("L", y, list(codes)))
     return steps
+
+
+def given_classes(d):
+    """{"classes": K} of a case's draw (kilobit.models.draw.Draw) when given; never drawn, so
+    every seed's drawn case stays the binary one it was."""
+    return {"classes": d.given["classes"]} if "classes" in d.given else {}
 
 
 def data_steps(codes, labels, queries=()):
@@ -53,12 +63,12 @@ def step_text(step):
     return " ".join(head + [str(c) for c in codes])
 
 
-def parse_step(text, dims):
+def parse_step(text, dims, classes=2):
     parts = text.split()
     try:
         if parts[0] == "L":
             op, y, codes = "L", int(parts[1]), [int(c) for c in parts[2:]]
-            if y not in (0, 1):
+            if not 0 <= y < classes:
                 raise ValueError
         elif parts[0] == "Q":
             op, y, codes = "Q", None, [int(c) for c in parts[1:]]
@@ -73,10 +83,11 @@ def parse_step(text, dims):
 
 def doc_steps(doc, int_class):
     """The steps of a learner's golden document (the width from its params, else its model)."""
-    dims = doc["params"].get("dims")
-    if dims is None:
-        dims = int_class.from_bytes(bytes.fromhex(doc["model_file"]))[0].dims
-    return [parse_step(t, dims) for t in doc["steps"]]
+    dims, K = doc["params"].get("dims"), doc["params"].get("classes")
+    if dims is None or K is None:
+        m = int_class.from_bytes(bytes.fromhex(doc["model_file"]))[0]
+        dims, K = m.dims, getattr(m, "classes", 2)
+    return [parse_step(t, dims, K) for t in doc["steps"]]
 
 
 def replay(m, steps):
@@ -84,11 +95,15 @@ def replay(m, steps):
     (score, prediction, mistake, count, memory after a mistake and after the last step)."""
     out = []
     for op, y, codes in steps:
-        if op == "L":
+        if hasattr(m, "step"):  # one-vs-rest: the prediction is a class, not the score's sign
+            s, pred, mistake = m.step(op, y, codes)
+        elif op == "L":
             s, mistake = m.learn(codes, y)
+            pred = int(s > 0)
         else:
             s, mistake = m.score(codes), False
-        out.append((s, int(s > 0), int(mistake), m.count, m.memory() if mistake else None))
+            pred = int(s > 0)
+        out.append((s, pred, int(mistake), m.count, m.memory() if mistake else None))
     if out:
         out[-1] = out[-1][:4] + (m.memory(),)
     return out
@@ -114,7 +129,7 @@ def make_doc(name, int_class, model_file, seq, params):
     }
 
 
-def split_codes(m, scaler, data_name, test=None, seed=0, quantize=None, binary=True):
+def split_codes(m, scaler, data_name, test=None, seed=0, quantize=None, binary=None):
     """(split, train codes, test codes) of a data set for model m: its rows scaled by the model
     file's scaler (or one fitted on the training split when the file has none) and quantized to
     the model's input codes; refused unless it has the model's m.dims features."""
@@ -123,11 +138,36 @@ def split_codes(m, scaler, data_name, test=None, seed=0, quantize=None, binary=T
     from kilobit.core.quant import quantize as default_quantize
 
     q = quantize or default_quantize
+    if binary is None:
+        binary = getattr(m, "classes", 2) == 2
     split = data.load(data_name, seed=seed, test=test, binary=binary)
     data.check_dims(split.X_train, m.dims, what=split.name, source="the model")
     sc = MinMaxScaler.stored_or_fitted(scaler, split.X_train)
     bits = getattr(m, "in_bits", None) or m.bits
     return split, q(sc.transform(split.X_train), bits), q(sc.transform(split.X_test), bits)
+
+
+def train_split(a):
+    """(split, K) of `kilobit train rkp|ckp`'s --data/--test/--seed: labels 0 .. K-1, K >= 2
+    (a binary learner for 2, one-vs-rest for more); refused past 255 classes or with a single
+    class in the training split."""
+    from kilobit import data
+    from kilobit.models.ovr import MAX_CLASSES
+
+    split = data.load(a.data, seed=a.seed, test=a.test, binary=False)
+    K = max(2, int(max(split.y_train.max(), split.y_test.max())) + 1)
+    if len(np.unique(split.y_train)) < 2:
+        raise KilobitError("%s: the training split has a single class" % split.name)
+    if K > MAX_CLASSES:
+        raise KilobitError("%s has %d classes; a learner takes at most %d"
+                           % (split.name, K, MAX_CLASSES))
+    return split, K
+
+
+def classes_text(m):
+    """The report's words for a model's classes and memory bytes per learner."""
+    K = getattr(m, "classes", 2)
+    return "binary" if K == 2 else "%d classes one-vs-rest" % K
 
 
 #: steps of a golden file from a trained model when --steps is not given
@@ -147,6 +187,8 @@ def from_model(name, int_class, quantize, model_bytes, data_name, test=None, ste
     nl = min(n - nq, len(ctr))
     seq = data_steps(ctr[:nl], split.y_train[:nl], cte[:nq])
     params = dict(data=split.name, dims=m.dims, seed=seed, steps=len(seq), learn=nl, query=nq)
+    if getattr(m, "classes", 2) > 2:
+        params["classes"] = m.classes
     doc = make_doc(name, int_class, bytes(model_bytes), seq, params)
     return with_raw(doc, scaler, split.X_train[:nl], split.X_test[:nq])
 

@@ -25,6 +25,9 @@ def header(model_bytes, frames=True):
     (the UART firmware's header), KilobitError for a model its frames cannot carry (more than
     254 codes per frame)."""
     m, _ = CKPInt.from_bytes(model_bytes)
+    if getattr(m, "classes", 2) > 2:
+        raise KilobitError("the ckp firmware runs binary models; this one has %d classes"
+                           % m.classes)
     if frames and m.dims > 254:
         raise KilobitError("the UART firmware takes at most 254 codes per frame, model has %d"
                            % m.dims)

@@ -27,6 +27,7 @@ from kilobit.core.errors import ModelFileError
 from kilobit.core.kernel import TABLE_MAX, power_table_scaled, ring_score, table_ok, weight, weights
 from kilobit.core.rng import Rng, seed_state
 from kbit import tables as kbit_tables
+from kilobit.models import ovr
 
 DEFAULT_C = 255
 DEFAULT_BITS = 8
@@ -38,6 +39,9 @@ FLOAT_BITS = 30  # the float reference keeps an attribute exact from this precis
 # bits P, dims M, L, width (A in 1/1000), C, rng, count, norm, ntab
 _PARAMS = struct.Struct("<BHHHBHHiB")
 _QHEAD = struct.Struct("<HHB")  # qstart, nq, qshift
+_STATE = struct.Struct("<HHi")  # rng, count, norm of each one-vs-rest learner after the first
+#: in the bits byte: the classes section follows the parameters (contract 6.8)
+CLASSES_FLAG = 0x80
 
 
 # ----------------------------------------------------------------------------------------------
@@ -360,33 +364,51 @@ class CKPInt:
             pos += 1 + M * b
         return not flat[pos:].any()
 
-    # --- the model file (contract 4, 6.7) ---
+    # --- the model file (contract 4, 6.7; several classes: 6.8) ---
     def to_bytes(self, scaler=None):
-        head = _PARAMS.pack(self.bits, self.dims, self.L, self.width, self.C, self.rng.state,
-                            self.count, self.norm, len(self.table))
-        parts = [head, bytes(self.table), _QHEAD.pack(self.qstart, len(self.q), self.qshift),
-                 bytes(self.q), self.memory(), kbfile.pack_scaler(scaler)]
+        return self.pack([self], scaler)
+
+    @staticmethod
+    def pack(learners, scaler=None):
+        """The model file of one binary learner, or of K >= 3 one-vs-rest learners sharing
+        learner 0's parameters and tables (kilobit.models.ovr)."""
+        m = learners[0]
+        bits = m.bits | (CLASSES_FLAG if len(learners) > 1 else 0)
+        parts = [_PARAMS.pack(bits, m.dims, m.L, m.width, m.C, m.rng.state, m.count, m.norm,
+                              len(m.table))]
+        if len(learners) > 1:
+            parts.append(bytes([len(learners)]))
+            parts += [_STATE.pack(k.rng.state, k.count, k.norm) for k in learners[1:]]
+        parts += [bytes(m.table), _QHEAD.pack(m.qstart, len(m.q), m.qshift), bytes(m.q)]
+        parts += [k.memory() for k in learners] + [kbfile.pack_scaler(scaler)]
         return kbfile.pack("ckp", b"".join(parts))
 
     @classmethod
     def from_bytes(cls, data):
-        """Return (model, scaler or None); raise ModelFileError on any inconsistency."""
+        """Return (model, scaler or None); raise ModelFileError on any inconsistency. A file of
+        K >= 3 classes gives their kilobit.models.ovr.OneVsRest."""
         name, p = kbfile.unpack(data)
         if name != "ckp":
             raise ModelFileError("expected a ckp model, file holds %s" % name)
         if len(p) < _PARAMS.size:
             raise ModelFileError("truncated ckp parameters")
         bits, dims, L, width, C, state, count, norm, ntab = _PARAMS.unpack_from(p)
+        off = _PARAMS.size
+        states = [(state, count, norm)]
+        if bits & CLASSES_FLAG:
+            bits &= ~CLASSES_FLAG
+            _, more, off = ovr.read_classes(p, off, "ckp", _STATE)
+            states += more
         try:
             check_params(bits, dims, L, width, C)
-            rng = Rng(state)
+            rngs = [Rng(st) for st, _, _ in states]
         except ValueError as e:
             raise ModelFileError("bad ckp parameters: %s" % e) from None
         top = max_svs(L, dims)
-        if count > top or ntab > TABLE_MAX or not NORM_MIN <= norm <= NORM_MAX:
-            raise ModelFileError("bad ckp parameters: count %d (max %d), ntab %d"
-                                 % (count, top, ntab))
-        off = _PARAMS.size
+        for _, count, norm in states:
+            if count > top or ntab > TABLE_MAX or not NORM_MIN <= norm <= NORM_MAX:
+                raise ModelFileError("bad ckp parameters: count %d (max %d), ntab %d"
+                                     % (count, top, ntab))
         table = list(p[off:off + ntab])
         off += ntab
         if len(table) != ntab or len(p) < off + _QHEAD.size:
@@ -397,23 +419,45 @@ class CKPInt:
             raise ModelFileError("bad ckp parameters: loss table %d + %d entries (B_max %d), "
                                  "shift %d" % (qstart, nq, top, qshift))
         nmem = mem_bytes(L)
-        if len(p) < off + nq + nmem + 1:
+        if len(p) < off + nq + nmem * len(states) + 1:
             raise ModelFileError("truncated ckp payload")
         q = list(p[off:off + nq])
         off += nq
-        mem = p[off:off + nmem]
-        off += nmem
+        mems = [p[off + i * nmem:off + (i + 1) * nmem] for i in range(len(states))]
+        off += nmem * len(states)
         if not table_ok(table, C):
             raise ModelFileError("bad ckp weight table")
         scaler = kbfile.unpack_scaler(p, off, dims, "ckp", bits)
-        m = cls(bits, dims, L, width, C)
-        m.rng = rng
-        m.norm = norm
-        m.table = table  # the file's tables are authoritative
-        m.qstart, m.qshift, m.q = qstart, qshift, q
-        if not m.load_memory(mem, count):
-            raise ModelFileError("bad ckp memory: bits set after the last support vector")
-        return m, scaler
+        learners = []
+        for rng, (_, count, norm), mem in zip(rngs, states, mems):
+            m = cls(bits, dims, L, width, C)
+            m.rng = rng
+            m.norm = norm
+            m.table = table  # the file's tables are authoritative
+            m.qstart, m.qshift, m.q = qstart, qshift, q
+            if not m.load_memory(mem, count):
+                raise ModelFileError("bad ckp memory: bits set after the last support vector")
+            learners.append(m)
+        return ovr.model_of(_share_lut(learners)), scaler
+
+
+def new_model(bits, dims, L, width, C=DEFAULT_C, seed=0, classes=2):
+    """A fresh integer model of `classes` classes: one binary learner for 2, else one-vs-rest
+    learners (L bits each), learner k seeded with ovr.learner_seed(seed, k); the tables are
+    made once and shared."""
+    ovr.check_classes(classes)
+    if classes == 2:
+        return CKPInt(bits, dims, L, width, C, seed)
+    return ovr.OneVsRest(_share_lut([CKPInt(bits, dims, L, width, C, ovr.learner_seed(seed, k))
+                                     for k in range(classes)]))
+
+
+def _share_lut(learners):
+    """One weight lookup table for learners with one power table (it can take megabytes)."""
+    learners[0]._weights(np.zeros(1, dtype=np.int64))
+    for m in learners[1:]:
+        m._lut = learners[0]._lut
+    return learners
 
 
 # ----------------------------------------------------------------------------------------------
@@ -543,21 +587,28 @@ class CKPFloat:
 class CompressedKernelPerceptron:
     """The CKP in the scikit-learn / river style: one online pass, in order.
 
-    X must be scaled to [0, 1] (kilobit.data.scale); y is 0/1. `fixed=True` runs the integer
-    contract on `bits`-bit codes (what the devices run), `fixed=False` the float reference with
-    the same budget accounting (labels counted) and the same cap on precision.
+    X must be scaled to [0, 1] (kilobit.data.scale); y is a class id 0 .. classes-1 (0/1 with
+    the default 2: one binary learner; more: one-vs-rest, kilobit.models.ovr, L bits each).
+    `fixed=True` runs the integer contract on `bits`-bit codes (what the devices run),
+    `fixed=False` the float reference with the same budget accounting (labels counted) and the
+    same cap on precision.
     """
 
-    def __init__(self, L=560, A=0.1, bits=DEFAULT_BITS, C=DEFAULT_C, seed=0, fixed=True):
+    def __init__(self, L=560, A=0.1, bits=DEFAULT_BITS, C=DEFAULT_C, seed=0, fixed=True,
+                 classes=2):
         self.L, self.A, self.bits, self.C, self.seed, self.fixed = L, A, bits, C, seed, fixed
+        self.classes = classes
 
     def _init(self, dims):
         if self.fixed:
-            self.model_ = CKPInt(self.bits, dims, self.L, width_milli(self.A), self.C,
-                                 self.seed)
-        else:
-            self.model_ = CKPFloat(dims, self.L, self.A, label_bits=1, bits=self.bits,
-                                   seed=self.seed)
+            self.model_ = new_model(self.bits, dims, self.L, width_milli(self.A), self.C,
+                                    self.seed, self.classes)
+            return
+        ovr.check_classes(self.classes)
+        self.model_ = ovr.model_of([
+            CKPFloat(dims, self.L, self.A, label_bits=1, bits=self.bits,
+                     seed=ovr.learner_seed(self.seed, k))
+            for k in range(1 if self.classes == 2 else self.classes)])
 
     def fit(self, X, y):
         X = np.asarray(X)
@@ -576,15 +627,20 @@ class CompressedKernelPerceptron:
         return self
 
     def decision_function(self, X):
+        """The score of each row (binary), or each class's score (one-vs-rest: n x K)."""
         X = np.asarray(X, dtype=np.float64)
         if X.ndim == 1:
             X = X[None, :]
+        learners = ovr.learners_of(self.model_)
         if self.fixed:
-            return np.array([self.model_.score(u) for u in quantize(X, self.bits)])
-        return self.model_.decision_function(X)
+            codes = quantize(X, self.bits)
+            out = np.array([[m.score(u) for m in learners] for u in codes])
+        else:
+            out = np.stack([m.decision_function(X) for m in learners], axis=1)
+        return out if len(learners) > 1 else out[:, 0]
 
     def predict(self, X):
-        return (self.decision_function(X) > 0).astype(np.int64)
+        return ovr.predict(self.decision_function(X))
 
     def score(self, X, y):
         return float(np.mean(self.predict(X) == np.asarray(y)))

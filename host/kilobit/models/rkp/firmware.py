@@ -24,6 +24,9 @@ def header(model_bytes, frames=True):
     bad file and, with `frames` (the UART firmware's header), KilobitError for a model its frames
     cannot carry (more than 255 codes)."""
     m, _ = RKPInt.from_bytes(model_bytes)
+    if getattr(m, "classes", 2) > 2:
+        raise KilobitError("the rkp firmware runs binary models; this one has %d classes"
+                           % m.classes)
     if frames and m.dims > 255:
         raise KilobitError("the UART firmware takes at most 255 codes per frame, model has %d"
                            % m.dims)

@@ -2,7 +2,7 @@
 from parameters, a case drawn from a seed, and a case from a trained model and real data."""
 from kilobit.models.draw import Draw
 from kilobit.models import learner
-from kilobit.models.rkp.model import RKPInt
+from kilobit.models.rkp.model import RKPInt, new_model
 
 # The checked-in set (tests/golden): both kernels, bits 1-8, budgets 1-200, M 1-64, A -8..+4,
 # the paper's four 70-byte Banana configurations, weights that all round to zero, full budgets.
@@ -30,16 +30,25 @@ GOLDEN_SET = [
     dict(kernel="laplace", bits=3, budget=90, width=-4, dims=2, steps=400, seed=18),
     dict(kernel="rbf", bits=3, budget=24, width=-4, dims=4, steps=200, seed=19),
     dict(kernel="rbf", bits=3, budget=12, width=0, dims=10, steps=150, seed=20),
+    # several classes, one-vs-rest (contract 3.6): a budget that fills in every learner, ten
+    # classes of pendigits' shape, and 255 one-slot learners (the most a file holds)
+    dict(kernel="laplace", bits=4, budget=12, width=-4, dims=4, steps=300, seed=40, classes=3),
+    dict(kernel="rbf", bits=3, budget=6, width=-2, dims=6, steps=250, seed=41, classes=5),
+    dict(kernel="laplace", bits=4, budget=10, width=-3, dims=16, steps=250, seed=42, classes=10),
+    dict(kernel="rbf", bits=1, budget=1, width=0, dims=1, steps=120, seed=43, classes=255),
 ]
 
 
-def make(kernel, bits, budget, width, dims, steps, seed, C=255):
-    """The golden document of a fresh RKP model run through random steps with hard cases."""
-    model = RKPInt(kernel, bits, dims, budget, width, C, seed=seed)
-    seq = learner.make_steps(bits, dims, steps, seed)
-    return learner.make_doc("rkp", RKPInt, model.to_bytes(), seq,
-                            dict(kernel=kernel, bits=bits, budget=budget, width=width, dims=dims,
-                                 C=C, seed=seed, steps=steps))
+def make(kernel, bits, budget, width, dims, steps, seed, C=255, classes=2):
+    """The golden document of a fresh RKP model of `classes` classes (more than 2:
+    one-vs-rest) run through random steps with hard cases."""
+    model = new_model(kernel, bits, dims, budget, width, C, seed, classes)
+    seq = learner.make_steps(bits, dims, steps, seed, classes)
+    params = dict(kernel=kernel, bits=bits, budget=budget, width=width, dims=dims, C=C,
+                  seed=seed, steps=steps)
+    if classes != 2:
+        params["classes"] = classes
+    return learner.make_doc("rkp", RKPInt, model.to_bytes(), seq, params)
 
 
 def random_params(seed, steps=None, given=None):
@@ -53,7 +62,7 @@ def random_params(seed, steps=None, given=None):
                 bits=d.integers("bits", 1, 9),
                 budget=d.integers("budget", 1, max(2, steps // 3)),
                 width=d.integers("width", -8, 5), dims=d.choice("dims", [1, 2, 3, 4, 8, 16, 64]),
-                steps=steps, seed=int(seed))
+                steps=steps, seed=int(seed), **learner.given_classes(d))
 
 
 KIND = learner.KIND

@@ -15,10 +15,14 @@ from kilobit.core.errors import ModelFileError
 from kilobit.core.kernel import TABLE_MAX, power_table_scaled, ring_score, table_ok, weight, weights
 from kilobit.core.quant import quantize
 from kilobit.core.rng import Rng, seed_state
+from kilobit.models import ovr
 
 KERNELS = ("laplace", "rbf")
 DEFAULT_C = 255
 _PARAMS = struct.Struct("<BBHHbBHHB")  # kernel bits dims budget width C rng count ntab
+_STATE = struct.Struct("<HH")  # rng count of each one-vs-rest learner after the first
+#: in the kernel byte: the classes section follows the parameters (contract 3.6)
+CLASSES_FLAG = 0x80
 
 
 def check_params(kernel, bits, dims, budget, width, C):
@@ -146,49 +150,83 @@ class RKPInt(_Core):
         return ring_score(distances(self.kernel, self.codes[:n], u), self.labels[:n],
                           self._weights)
 
-    # --- model file (contract 4) ---
+    # --- model file (contract 4; several classes: 3.6) ---
     def to_bytes(self, scaler=None):
-        kernel = KERNELS.index(self.kernel)
-        head = _PARAMS.pack(kernel, self.bits, self.dims, self.budget, self.width, self.C,
-                            self.rng.state, self.count, len(self.table))
-        parts = [head, bytes(self.table), self.memory(), kbfile.pack_scaler(scaler)]
+        return self.pack([self], scaler)
+
+    @staticmethod
+    def pack(learners, scaler=None):
+        """The model file of one binary learner, or of K >= 3 one-vs-rest learners sharing
+        learner 0's parameters and table (kilobit.models.ovr)."""
+        m = learners[0]
+        kernel = KERNELS.index(m.kernel) | (CLASSES_FLAG if len(learners) > 1 else 0)
+        head = _PARAMS.pack(kernel, m.bits, m.dims, m.budget, m.width, m.C,
+                            m.rng.state, m.count, len(m.table))
+        parts = [head]
+        if len(learners) > 1:
+            parts.append(bytes([len(learners)]))
+            parts += [_STATE.pack(k.rng.state, k.count) for k in learners[1:]]
+        parts += [bytes(m.table)] + [k.memory() for k in learners]
+        parts.append(kbfile.pack_scaler(scaler))
         return kbfile.pack("rkp", b"".join(parts))
 
     @classmethod
     def from_bytes(cls, data):
-        """Return (model, scaler or None); raise ModelFileError on any inconsistency."""
+        """Return (model, scaler or None); raise ModelFileError on any inconsistency. A file of
+        K >= 3 classes gives their kilobit.models.ovr.OneVsRest."""
         name, p = kbfile.unpack(data)
         if name != "rkp":
             raise ModelFileError("expected an rkp model, file holds %s" % name)
         if len(p) < _PARAMS.size:
             raise ModelFileError("truncated rkp parameters")
         kernel, bits, dims, budget, width, C, state, count, ntab = _PARAMS.unpack_from(p)
+        off = _PARAMS.size
+        states = [(state, count)]
+        if kernel & CLASSES_FLAG:
+            kernel &= ~CLASSES_FLAG
+            _, more, off = ovr.read_classes(p, off, "rkp", _STATE)
+            states += more
         if kernel >= len(KERNELS):
             raise ModelFileError("unknown kernel id %d" % kernel)
         try:
             check_params(KERNELS[kernel], bits, dims, budget, width, C)
-            rng = Rng(state)
+            rngs = [Rng(st) for st, _ in states]
         except ValueError as e:
             raise ModelFileError("bad rkp parameters: %s" % e) from None
-        if count > budget or ntab > TABLE_MAX:
+        top = max(n for _, n in states)
+        if top > budget or ntab > TABLE_MAX:
             raise ModelFileError("bad rkp header: count %d budget %d ntab %d"
-                                 % (count, budget, ntab))
-        off = _PARAMS.size
+                                 % (top, budget, ntab))
         table = list(p[off:off + ntab])
         off += ntab
         nmem = mem_bytes(budget, dims, bits)
-        mem = p[off:off + nmem]
-        off += nmem
-        if len(table) != ntab or len(mem) != nmem or off >= len(p):
+        mems = []
+        for _ in states:
+            mems.append(p[off:off + nmem])
+            off += nmem
+        if len(table) != ntab or any(len(x) != nmem for x in mems) or off >= len(p):
             raise ModelFileError("truncated rkp payload")
         if not table_ok(table, C):
             raise ModelFileError("bad rkp weight table")
         scaler = kbfile.unpack_scaler(p, off, dims, "rkp", bits)
-        m = cls(KERNELS[kernel], bits, dims, budget, width, C)
-        m.rng = rng
-        m.table = table  # the file's table is authoritative: it defines the weights
-        m.load_memory(mem, count)
-        return m, scaler
+        learners = []
+        for rng, (_, n), mem in zip(rngs, states, mems):
+            m = cls(KERNELS[kernel], bits, dims, budget, width, C)
+            m.rng = rng
+            m.table = table  # the file's table is authoritative: it defines the weights
+            m.load_memory(mem, n)
+            learners.append(m)
+        return ovr.model_of(learners), scaler
+
+
+def new_model(kernel, bits, dims, budget, width, C=DEFAULT_C, seed=0, classes=2):
+    """A fresh integer model of `classes` classes: one binary learner for 2, else one-vs-rest
+    learners, learner k seeded with ovr.learner_seed(seed, k)."""
+    ovr.check_classes(classes)
+    if classes == 2:
+        return RKPInt(kernel, bits, dims, budget, width, C, seed)
+    return ovr.OneVsRest([RKPInt(kernel, bits, dims, budget, width, C,
+                                 ovr.learner_seed(seed, k)) for k in range(classes)])
 
 
 class RKPFloat(_Core):
@@ -209,19 +247,27 @@ class RandomKernelPerceptron:
     """Budgeted kernel perceptron with random removal, in the scikit-learn / river style.
 
     X must already be scaled to [0, 1] (kilobit.core.quant.MinMaxScaler, or kilobit.data.scale); it
-    is clipped and quantized to `bits` bits inside. y is 0/1. `fixed=True` runs the integer contract (what the devices run), `fixed=False` the
-    float reference. One pass over the data, in order, as the paper's online learner.
+    is clipped and quantized to `bits` bits inside. y is a class id 0 .. classes-1 (0/1 with
+    the default 2: one binary learner; more: one-vs-rest, kilobit.models.ovr, `budget` support
+    vectors each). `fixed=True` runs the integer contract (what the devices run), `fixed=False`
+    the float reference. One pass over the data, in order, as the paper's online learner.
     """
 
     def __init__(self, kernel="laplace", bits=4, budget=62, width=-6, C=DEFAULT_C, seed=0,
-                 fixed=True):
+                 fixed=True, classes=2):
         self.kernel, self.bits, self.budget, self.width = kernel, bits, budget, width
-        self.C, self.seed, self.fixed = C, seed, fixed
+        self.C, self.seed, self.fixed, self.classes = C, seed, fixed, classes
 
     def _init(self, dims):
-        cls = RKPInt if self.fixed else RKPFloat
-        self.model_ = cls(self.kernel, self.bits, dims, self.budget, self.width, self.C,
-                          self.seed)
+        if self.fixed:
+            self.model_ = new_model(self.kernel, self.bits, dims, self.budget, self.width,
+                                    self.C, self.seed, self.classes)
+            return
+        ovr.check_classes(self.classes)
+        learners = [RKPFloat(self.kernel, self.bits, dims, self.budget, self.width, self.C,
+                             ovr.learner_seed(self.seed, k))
+                    for k in range(1 if self.classes == 2 else self.classes)]
+        self.model_ = ovr.model_of(learners)
 
     def _codes(self, X):
         X = np.asarray(X, dtype=np.float64)
@@ -250,10 +296,14 @@ class RandomKernelPerceptron:
         return self.partial_fit(np.asarray(x)[None, :], [y])
 
     def decision_function(self, X):
-        return np.array([self.model_.score(u) for u in self._codes(X)])
+        """The score of each row (binary), or each class's score (one-vs-rest: n x K)."""
+        m = self.model_
+        if isinstance(m, ovr.OneVsRest):
+            return np.array([m.scores(u) for u in self._codes(X)])
+        return np.array([m.score(u) for u in self._codes(X)])
 
     def predict(self, X):
-        return (self.decision_function(X) > 0).astype(np.int64)
+        return ovr.predict(self.decision_function(X))
 
     def predict_one(self, x):
         return int(self.predict(np.asarray(x)[None, :])[0])
