@@ -4,6 +4,7 @@ readings, every C loader accepting and refusing the same trailers (kb_file_trail
 host replay tools' raw mode (-r) against the same tools fed the reference's codes."""
 import json
 import os
+import shutil
 import struct
 import subprocess
 import zlib
@@ -14,6 +15,8 @@ from conftest import need
 
 from kilobit.core.paths import REPO
 from kilobit.models import registry
+from kilobit.runtimes import export
+from kilobit.runtimes.avr import firmware
 from kilobit.runtimes.c.c_host import CHostRuntime, build
 from kilobit.runtimes.host import HostRuntime
 
@@ -309,3 +312,105 @@ def test_c_host_runtime_replays_raw_steps_as_the_reference_their_codes(bindir, n
     # a memory a runtime reports (None: unchanged, not reported) is the reference's
     assert all(g[-1] == w[-1] for g, w in zip(got, want) if g[-1] is not None)
     assert got[-1][-1] is not None and len(set(r[:-1] for r in got)) > 3
+
+
+# ---- the exported header's NAME_quantize ----
+
+USE_QUANTIZE = r"""
+#include <stdio.h>
+#include "model.h"
+#ifdef Q_KIND_CLASSES
+typedef int8_t out_t;
+#else
+typedef uint8_t out_t;
+#endif
+
+int main(void)
+{
+    static int32_t r32[Q_DIMS];
+    static int16_t r16[Q_DIMS];
+    static out_t out[Q_DIMS];
+    long v;
+    int j, narrow;
+    for (;;) {
+        narrow = 1;
+        for (j = 0; j < Q_DIMS; j++) {
+            if (scanf("%ld", &v) != 1)
+                return 0;
+            r32[j] = (int32_t)v;
+            r16[j] = (int16_t)v;
+            narrow = narrow && v >= -32768 && v <= 32767;
+        }
+        q_quantize32(r32, out);
+        for (j = 0; j < Q_DIMS; j++)
+            printf("%d ", out[j]);
+        if (narrow) {
+            q_quantize(r16, out);
+            printf("|");
+            for (j = 0; j < Q_DIMS; j++)
+                printf(" %d", out[j]);
+        }
+        printf("\n");
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_exported_quantize_equals_the_contract(bindir, tmp_path, name):
+    """`kilobit export` of a model with an integer quantizer: q_quantize and q_quantize32,
+    compiled on the host, give the contract's codes (assoc: its int8 values); the header
+    compiles warning-free for the AVR (constants in flash) and the Cortex-M0+ too."""
+    mtype, m, payload = base_payload(name)
+    n, b = n_inputs(m), code_bits(m)
+    rng = np.random.default_rng(300 + sorted(MODELS).index(name))
+    lo, hi = _bounds(rng, n)
+    lo[-1], hi[-1] = -(1 << 30), -(1 << 30) + (1 << 28) - 1  # the widest span, lowest bounds
+    model = frame(mtype, payload + b"\x02" + quant_section(lo, hi))
+    text, _ = export.header(model, name="q", target="host")
+    assert "q_quantize(" in text and "kilobit.core.quant.quantize" not in text
+    (tmp_path / "model.h").write_text(text)
+    (tmp_path / "use.c").write_text(USE_QUANTIZE)
+    exe = str(tmp_path / "use")
+    subprocess.run(["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror"] + list(firmware.WARN)
+                   + ["-o", exe, str(tmp_path / "use.c")], check=True, cwd=str(tmp_path))
+    rows = [[int(rng.integers(lo[j] - 300, hi[j] + 300)) for j in range(n)] for _ in range(60)]
+    rows += [lo, hi, [v + 1 for v in lo], [v - 1 for v in hi],
+             [-(1 << 31)] * n, [(1 << 31) - 1] * n, [-32768] * n, [32767] * n]
+    rows += [[min(max(v, -32768), 32767) for v in row] for row in rows[:20]]  # int16 readings
+    r = subprocess.run([exe], input="".join(" ".join(map(str, row)) + "\n" for row in rows),
+                       stdout=subprocess.PIPE, universal_newlines=True, check=True)
+    lines = r.stdout.splitlines()
+    assert len(lines) == len(rows)
+    shift = 1 << (b - 1) if name == "assoc" else 0
+    for row, line in zip(rows, lines):
+        want = [ref_code(lo[j], hi[j], row[j], b, name == "ckp") - shift for j in range(n)]
+        wide, _, narrow = line.partition("|")
+        assert [int(v) for v in wide.split()] == want, row
+        if all(-32768 <= v <= 32767 for v in row):
+            assert [int(v) for v in narrow.split()] == want, row
+    assert sum(1 for line in lines if "|" in line) > 10
+    for cc, flags in (("avr-gcc", ["-mmcu=atmega328p", "-Os"]),
+                      ("arm-none-eabi-gcc", ["-mcpu=cortex-m0plus", "-mthumb", "-Os"])):
+        need(None if shutil.which(cc) else "%s not found" % cc)
+        subprocess.run([cc] + flags + ["-std=c99", "-Wall", "-Wextra", "-Werror"]
+                       + list(firmware.WARN) + ["-c", "-o", str(tmp_path / "use.o"),
+                                                str(tmp_path / "use.c")],
+                       check=True, cwd=str(tmp_path))
+
+
+def test_exported_header_says_how_a_float_scaled_model_quantizes(bindir):
+    """Without an integer quantizer, the header names the host's scaler and the model's own
+    rounding: ckp floors (no longer the rounding kilobit.core.quant.quantize)."""
+    for name, says in (("ckp", ("floored to B bits", "kilobit.models.ckp.model.quantize",
+                                "not kilobit.core.quant.quantize, which rounds half up")),
+                       ("rkp", ("rounded half up to B bits (kilobit.core.quant.quantize)",)),
+                       ("assoc", ("kilobit.models.assoc.model.to_int8",))):
+        mtype, m, payload = base_payload(name)
+        n = n_inputs(m)
+        text, _ = export.header(frame(mtype, payload + b"\x01" + bytes(8 * n)), name="f",
+                                target="host")
+        flat = " ".join(line.strip(" */") for line in text.splitlines())
+        assert "float scaler" in flat and "f_quantize" not in text
+        for phrase in says:
+            assert phrase in flat, (name, phrase)

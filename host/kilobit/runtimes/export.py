@@ -61,8 +61,7 @@ NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,30}\Z")
 #: the API's constants and functions per model kind, {n}: the prefix, {U}: it in capitals
 API = {
     "learner": """\
-/* An input is {U}_DIMS codes, each 0 .. 2^{U}_BITS - 1: a row scaled to [0, 1] by the
- * model file's scaler and quantized as the host does (kilobit.core.quant.quantize). */
+{inputs}
 void {n}_init(void);                        /* once, before the rest */
 int32_t {n}_score(const uint8_t *codes);    /* the kernel score: > 0 is class 1 */
 uint8_t {n}_predict(const uint8_t *codes);  /* 1 or 0 (a score of 0 predicts 0) */
@@ -74,9 +73,8 @@ uint16_t {n}_count(void);                   /* support vectors stored */
 const uint8_t *{n}_memory(void);            /* the support-vector memory, {U}_MEMORY_BYTES */
 """,
     "classes": """\
-/* An input is {U}_DIMS int8 values, each {U}_MIN .. {U}_MAX: a row scaled to [0, 1] by
- * the model file's scaler and mapped as the host does (kilobit.models.assoc.model.to_int8).
- * Labels are 0 .. 255; a new label takes the next of {U}_CAP class slots. */
+{inputs}
+/* Labels are 0 .. 255; a new label takes the next of {U}_CAP class slots. */
 void {n}_init(void);                        /* once, before the rest */
 int16_t {n}_predict(const int8_t *values);  /* the label, or {U}_NONE (no class yet) */
 /* Predict, then learn the label: returns the prediction before learning, {U}_FULL for a
@@ -89,9 +87,8 @@ uint16_t {n}_anchors(void);                 /* anchors stored */
 const uint8_t *{n}_memory(void);            /* labels, fills, anchors, connections */
 """,
     "predictor": """\
-/* An input is {U}_DIMS codes, each 0 .. 2^{U}_BITS - 1: a row scaled to [0, 1] by the
- * model file's scaler and quantized as the host does (kilobit.core.quant.quantize). The
- * features stream in, so no buffer of the whole input is needed. */
+{inputs}
+/* The features stream in, so no buffer of the whole input is needed. */
 void {n}_init(void);                        /* once, before the rest */
 int {n}_feature(uint16_t j, uint8_t code);  /* feature j (increasing): 0, or -1 if refused */
 uint32_t {n}_predict(void);                 /* the class of the features given; starts anew */
@@ -109,6 +106,76 @@ uint8_t {n}_restore(void); /* the newest checkpoint into the model: 1, or 0 when
 uint8_t {n}_save(void);    /* checkpoint the model: 0 written, 1 unchanged (nothing written) */
 #endif
 """
+
+
+#: how the host turns a row scaled to [0, 1] into the model's inputs, per model type: the
+#: model's own rounding (ckp floors, contract 6.1; the others round half up, section 1)
+ROUNDING = {
+    "ckp": "floored to B bits, as ckp's contract says (kilobit.models.ckp.model.quantize; not "
+           "kilobit.core.quant.quantize, which rounds half up)",
+    "assoc": "rounded half up to B bits, minus 2^(B-1) (kilobit.models.assoc.model.to_int8)",
+}
+ROUND_HALF_UP = "rounded half up to B bits (kilobit.core.quant.quantize)"
+
+
+def _inputs_comment(spec, extras, name):
+    """The API's comment on where an input comes from: the model's integer quantizer
+    (NAME_quantize, below), or the host's float scaler and the model's own rounding."""
+    U = name.upper()
+    what = ("%s_DIMS int8 values, each %s_MIN .. %s_MAX" % (U, U, U) if spec.kind == "classes"
+            else "%s_DIMS codes, each 0 .. 2^%s_BITS - 1" % (U, U))
+    if extras is not None and extras.quant is not None:
+        text = ("An input is %s: %s_quantize (below) makes them from %s_DIMS raw integer "
+                "readings with the model's integer quantizer, bit for bit as the host made the "
+                "inputs it trained on (docs/contract.md 1.1)." % (what, name, U))
+    else:
+        text = ("An input is %s: a row scaled to [0, 1] by the host's float scaler (the model "
+                "file's lo and hi, kilobit.core.quant.MinMaxScaler), then %s." % (
+                    what, ROUNDING.get(spec.name, ROUND_HALF_UP)))
+        if extras is None or extras.scaler is None:
+            text += " This model file holds no scaler: scale as its training did."
+    return "\n".join(["/*"] + textwrap.wrap(text, 93, initial_indent=" * ",
+                                             subsequent_indent=" * ") + [" */"])
+
+
+def _quantizer_api(spec, quant, name, embed):
+    """The integer quantizer's part of the API: its constants in flash (PROGMEM on an AVR) and
+    static inline NAME_quantize / NAME_quantize32 over firmware_c/kb_quant.h."""
+    U = name.upper()
+    S, M, R = quant.params()
+    n = len(quant.lo_)
+    signed = spec.kind == "classes"
+    out_t, loop = ("int8_t *values", "values") if signed else ("uint8_t *codes", "codes")
+    head = os.path.join(FIRMWARE_C, "kb_quant.h")
+    lines = ["",
+             "/* The model's integer quantizer (docs/contract.md 1.1): raw readings -> inputs. */",
+             "#define %s_QUANTIZER 1" % U,
+             "#if defined(__AVR__) && !defined(KB_QUANT_PROGMEM)",
+             "#define KB_QUANT_PROGMEM /* the constants below in flash */",
+             "#endif",
+             _expand(head, {head}, set()) if embed else '#include "kb_quant.h"', ""]
+
+    def table(c_type, suffix, field, values):
+        body = textwrap.wrap(", ".join("%d%s" % (int(v), suffix) for v in values), 92,
+                             initial_indent="    ", subsequent_indent="    ")
+        lines.extend(["static const %s %s_quant_%s[%d] KB_QUANT_FLASH = {" % (
+            c_type, name, field, n)] + body + ["};"])
+
+    table("int32_t", "L", "lo", quant.lo_)
+    table("int32_t", "L", "hi", quant.hi_)
+    table("uint32_t", "UL", "M", M)
+    init = "%d, %dU, %dU, %dUL, %dU, %s_quant_lo, %s_quant_hi, %s_quant_M" % (
+        n, (1 << quant.bits) - 1, S, R, (1 << (quant.bits - 1)) if signed else 0, name, name,
+        name)
+    for suffix, raw_t in (("", "int16_t"), ("32", "int32_t")):
+        lines += ["/* %s_DIMS %s readings -> %s_DIMS %s */" % (U, raw_t, U, loop),
+                  "static inline void %s_quantize%s(const %s *raw, %s)" % (
+                      name, suffix, raw_t, out_t),
+                  "{",
+                  "    const kb_quant_t q = {%s};" % init,
+                  "    kb_quant_%s%s(&q, raw, %s);" % (loop, suffix, loop),
+                  "}"]
+    return "\n".join(lines)
 
 
 def constants(spec, m):
@@ -192,9 +259,12 @@ def _runtime_text(spec, active):
     return "\n".join(parts) + "\n"
 
 
-def _source(spec, m, model_bytes, name, files, embed, checkpoint_every, eeprom_at):
+def _source(spec, m, model_bytes, name, files, embed, checkpoint_every, eeprom_at,
+            extras=None):
     """(API part, implementation part) of the header, before the comment of its sizes;
-    `files`: the firmware_c files its model compiles (_includes), copied in with `embed`."""
+    `files`: the firmware_c files its model compiles (_includes), copied in with `embed`;
+    `extras`: the model file's (kilobit.core.kbfile.Extras), whose integer quantizer becomes
+    NAME_quantize."""
     U = name.upper()
     every = ""
     learns = spec.kind != "predictor"
@@ -206,10 +276,13 @@ def _source(spec, m, model_bytes, name, files, embed, checkpoint_every, eeprom_a
     for c, v, why in constants(spec, m):
         api.append("#define %s_%s %s /* %s */" % (U, c, v, why))
     api += ["", "#ifdef __cplusplus", 'extern "C" {', "#endif",
-            API[spec.kind].format(n=name, U=U, every=every).rstrip("\n")]
+            API[spec.kind].format(n=name, U=U, every=every,
+                                  inputs=_inputs_comment(spec, extras, name)).rstrip("\n")]
     if learns and checkpoint_every is not None:
         api.append(CHECKPOINT_API.format(n=name, U=U).rstrip("\n"))
     api += ["#ifdef __cplusplus", "}", "#endif"]
+    if extras is not None and extras.quant is not None:
+        api.append(_quantizer_api(spec, extras.quant, name, embed))
 
     impl = ["#ifndef %s_API_ONLY" % U,
             "#ifdef KB_EXPORT_NAME",
@@ -415,7 +488,7 @@ def header(model_bytes, name=None, target="avr", embed=True, checkpoint_every=0,
     when the model cannot fit the target, KilobitError for bad options or a missing compiler."""
     if target not in TARGETS:
         raise KilobitError("unknown target %r (known: %s)" % (target, ", ".join(TARGETS)))
-    spec, m, _ = registry.load(model_bytes)
+    spec, m, extras = registry.load(model_bytes)
     name = check_name(spec.name if name is None else name)
     if checkpoint_every is not None and not 0 <= int(checkpoint_every) <= 255:
         raise KilobitError("--checkpoint-every %s: must be 0 (on request only) to 255"
@@ -428,12 +501,12 @@ def header(model_bytes, name=None, target="avr", embed=True, checkpoint_every=0,
                            % (eeprom_at, ee - 1))
     files = _includes(spec, model_bytes, compiler(target))
     api, impl = _source(spec, m, model_bytes, name, files, embed, checkpoint_every,
-                        int(eeprom_at))
+                        int(eeprom_at), extras)
     try:
         sizes = measure(target, api, impl, name, checkpoint_every is not None)
     except FitError:
         # a state too big for the EEPROM may be too big for the RAM first: say that
-        api0, impl0 = _source(spec, m, model_bytes, name, files, embed, None, 0)
+        api0, impl0 = _source(spec, m, model_bytes, name, files, embed, None, 0, extras)
         check_fit(target, measure(target, api0, impl0, name), spec)
         raise
     check_fit(target, sizes, spec)

@@ -41,6 +41,7 @@ class CHostRuntime(Runtime):
     name = "c-host"
     program = "kb_replay"
     raw = False
+    replays_raw = True  # the tools' -r: golden steps of raw readings, quantized in C
     replays_raw = True
 
     def missing(self):
