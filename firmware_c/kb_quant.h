@@ -17,21 +17,16 @@
 #include <stdint.h>
 
 #define KB_QUANT_TOTAL 28 /* S + b: (x - lo) * M + R stays below 2^30 */
-/* lo of a constant feature (span 0): every reading is <= it, so its code is 0 without a
- * separate test in the per-reading loop */
-#define KB_QUANT_CONST_LO INT32_MAX
 
 #if defined(__AVR__) && defined(KB_QUANT_PROGMEM)
 #include <avr/pgmspace.h>
 #define KB_QUANT_FLASH PROGMEM
-#define KB_QUANT_LO(q, j) ((int32_t)pgm_read_dword(&(q)->lo[j]))
-#define KB_QUANT_HI(q, j) ((int32_t)pgm_read_dword(&(q)->hi[j]))
-#define KB_QUANT_M(q, j) ((uint32_t)pgm_read_dword(&(q)->M[j]))
+#define KB_QUANT_I32(p) ((int32_t)pgm_read_dword(p))
+#define KB_QUANT_U32(p) ((uint32_t)pgm_read_dword(p))
 #else
 #define KB_QUANT_FLASH
-#define KB_QUANT_LO(q, j) ((q)->lo[j])
-#define KB_QUANT_HI(q, j) ((q)->hi[j])
-#define KB_QUANT_M(q, j) ((q)->M[j])
+#define KB_QUANT_I32(p) (*(p))
+#define KB_QUANT_U32(p) (*(p))
 #endif
 
 typedef struct {
@@ -40,38 +35,52 @@ typedef struct {
     uint8_t S;       /* 28 - b */
     uint32_t R;      /* 2^(S-1) (round half up), 0 for ckp (floor) */
     uint8_t offset;  /* kb_quant_values subtracts it: 2^(b-1) for assoc's int8 values, else 0 */
-    const int32_t *lo; /* per feature; KB_QUANT_CONST_LO where hi == lo */
+    const int32_t *lo; /* n bounds each, as the file stores them */
     const int32_t *hi;
-    const uint32_t *M; /* (2^28 + span / 2) / span */
+    const uint32_t *M; /* (2^28 + span / 2) / span; 0 where span is 0 */
 } kb_quant_t;
 
-/* The code of reading x of feature j. x - lo is computed only when lo < x < hi, where it is
- * positive and below 2^28 (contract 1.1), so neither the subtraction nor the product can
- * overflow whatever the int32_t reading. */
-static inline uint8_t kb_quant_one(const kb_quant_t *q, uint16_t j, int32_t x)
+/* The code of reading x of a feature whose lo, hi and M are at lo, hi, M (RAM or flash).
+ * x - lo is formed only when lo < x < hi, where it is positive and below 2^28 (contract 1.1),
+ * so neither it nor the product can overflow, whatever the int32_t reading. M is 0 exactly when
+ * the span is (a constant feature): code 0 there, also above hi. */
+static inline uint8_t kb_quant_code(int32_t x, const int32_t *lo, const int32_t *hi,
+                                    const uint32_t *M, uint32_t R, uint8_t S, uint8_t top)
 {
-    const int32_t lo = KB_QUANT_LO(q, j);
+    const int32_t a = KB_QUANT_I32(lo);
     uint32_t c;
-    if (x <= lo)
+    if (x <= a)
         return 0;
-    if (x >= KB_QUANT_HI(q, j))
-        return q->top;
-    c = ((uint32_t)(x - lo) * KB_QUANT_M(q, j) + q->R) >> q->S;
-    return c > q->top ? q->top : (uint8_t)c;
+    if (x >= KB_QUANT_I32(hi))
+        return KB_QUANT_U32(M) ? top : 0;
+    c = ((uint32_t)(x - a) * KB_QUANT_U32(M) + R) >> S;
+    return c > top ? top : (uint8_t)c;
 }
 
-/* The loops over n readings: int16_t (what most sensors and ADCs give) or int32_t readings (24-bit
- * ADCs, sums of readings) into codes, or into assoc's signed values, code - 2^(b-1) (contract
- * 9.1). One definition for the four, so they cannot drift apart. */
+/* The code of reading x of feature j < n. */
+static inline uint8_t kb_quant_one(const kb_quant_t *q, uint16_t j, int32_t x)
+{
+    return kb_quant_code(x, q->lo + j, q->hi + j, q->M + j, q->R, q->S, q->top);
+}
+
+/* The loops over n readings: int16_t (what most sensors and ADCs give) or int32_t readings
+ * (24-bit ADCs, sums of readings) into codes, or into assoc's signed values, code - 2^(b-1)
+ * (contract 9.1). One definition for the four, so they cannot drift apart. The fields are
+ * read once into locals: a store into out (bytes) could otherwise alias *q, and the compiler
+ * would read them again for every reading. */
 #define KB_QUANT_LOOP(name, raw_t, out_t, out_of)                                              \
     static inline void name(const kb_quant_t *q, const raw_t *raw, out_t *out)                 \
     {                                                                                          \
-        uint16_t j;                                                                            \
-        for (j = 0; j < q->n; j++)                                                             \
-            out[j] = out_of(q, kb_quant_one(q, j, raw[j]));                                    \
+        const int32_t *lo = q->lo, *hi = q->hi;                                                \
+        const uint32_t *M = q->M, R = q->R;                                                    \
+        const uint8_t S = q->S, top = q->top, off = q->offset;                                 \
+        const raw_t *const end = raw + q->n;                                                   \
+        (void)off;                                                                             \
+        while (raw < end)                                                                      \
+            *out++ = out_of(kb_quant_code(*raw++, lo++, hi++, M++, R, S, top), off);           \
     }
-#define KB_QUANT_CODE(q, c) (c)
-#define KB_QUANT_VALUE(q, c) ((int8_t)((int16_t)(c) - (int16_t)(q)->offset))
+#define KB_QUANT_CODE(c, off) (c)
+#define KB_QUANT_VALUE(c, off) ((int8_t)((int16_t)(c) - (int16_t)(off)))
 KB_QUANT_LOOP(kb_quant_codes, int16_t, uint8_t, KB_QUANT_CODE)
 KB_QUANT_LOOP(kb_quant_codes32, int32_t, uint8_t, KB_QUANT_CODE)
 KB_QUANT_LOOP(kb_quant_values, int16_t, int8_t, KB_QUANT_VALUE)
@@ -92,7 +101,7 @@ static inline void kb_quant_derive(int32_t lo, int32_t hi, int32_t *qlo, int32_t
                                    uint32_t *qM)
 {
     const uint32_t span = (uint32_t)(hi - lo);
-    *qlo = span ? lo : KB_QUANT_CONST_LO;
+    *qlo = lo;
     *qhi = hi;
     *qM = span ? (((uint32_t)1 << KB_QUANT_TOTAL) + span / 2u) / span : 0;
 }

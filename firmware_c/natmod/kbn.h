@@ -30,6 +30,7 @@
 #include "../kb_bonsai.h"
 #include "../kb_ckp.h"
 #include "../kb_protonn.h"
+#include "../kb_quant.h"
 #include "../kb_rkp.h"
 #pragma GCC diagnostic pop
 
@@ -47,6 +48,11 @@ int32_t kbn_ckp_step(kb_ckp_t *m, const uint8_t *u, int y, uint8_t *mistake);
 /* kern_assoc.c: the prediction (y < 0) or one learning step (y = 0..255) of kb_assoc.h;
  * returns the (predicted) label, or -2 when kb_assoc_learn refuses (class capacity full). */
 int16_t kbn_assoc_step(kb_assoc_t *m, const int8_t *u, int y);
+
+/* kern_quant.c: the n readings raw (int16_t, or int32_t when `wide`) of quantizer q into out
+ * (codes, or assoc's int8 values when q->offset is not 0; kb_quant.h): 0, or -1 with nothing
+ * written when a wide reading is outside -2^30 .. 2^30-1. */
+int kbn_quant_run(const kb_quant_t *q, const void *raw, int wide, void *out);
 
 /* kern_bonsai.c, kern_protonn.c: kb_<model>_init (payload already checked by kbit; KB_OK or
  * KB_ERR_LIMIT for a model larger than this build holds), update, reset and predict; update_run

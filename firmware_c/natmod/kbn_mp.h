@@ -53,6 +53,7 @@ typedef struct {
     const mp_obj_type_t *bytearray, *array, *bytes;
     mp_obj_t key_ctx; /* qstr _ctx */
     size_t hint;      /* where _ctx was in the last model's map */
+    size_t hint_q;    /* where quantizer was in the last model's map (_kb_quant) */
 } kbn_globals_t;
 
 kbn_globals_t kbn_g;
@@ -94,6 +95,7 @@ KBN_INLINE void kbn_init(void)
     kbn_g.array = MP_OBJ_TO_PTR(mp_load_attr(a[0], MP_QSTR_array));
     kbn_g.key_ctx = MP_OBJ_NEW_QSTR(MP_QSTR__ctx);
     kbn_g.hint = 0;
+    kbn_g.hint_q = 0;
     mp_store_global(MP_QSTR_context, MP_OBJ_FROM_PTR(&kbn_g));
     mp_store_global(MP_QSTR_ABI, MP_OBJ_NEW_SMALL_INT(KBN_ABI));
 }
@@ -204,7 +206,7 @@ KBN_INLINE mp_obj_t kbn_int(mp_int_t v)
 /* ---- arguments ---- */
 
 /* Codes: a bytearray or array('B') (read in place), else any buffer of bytes (bytes, ...;
- * with sign: array('b')). NULL when o is none of them (a list: the bytecode runs it). */
+ * with sign: array('b')). NULL when o is none of them (a list, a str: the bytecode runs it). */
 KBN_INLINE const void *kbn_codes(mp_obj_t o, size_t *len, int sign)
 {
     mp_buffer_info_t b;
@@ -216,6 +218,10 @@ KBN_INLINE const void *kbn_codes(mp_obj_t o, size_t *len, int sign)
             return a->items;
         }
     }
+    /* a str lends its UTF-8 bytes as a buffer of 'B' too, but kbit's bytecode refuses text
+     * (TypeError): NULL sends it there, so both paths raise the same error */
+    if (mp_obj_is_qstr(o) || (mp_obj_is_obj(o) && mp_obj_get_type(o) == &mp_type_str))
+        return NULL;
     if (!mp_get_buffer(o, &b, MP_BUFFER_READ))
         return NULL;
     if (sign ? b.typecode != 'b' : (b.typecode != 'B' && b.typecode != KBN_TC_BYTEARRAY))

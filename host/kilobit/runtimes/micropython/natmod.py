@@ -9,7 +9,8 @@ board here can load:
 ESP32 (xtensawin) has none: no package registry here offers its compiler, so it runs bytecode.
 
 A board gets the build for its architecture at /lib/kbit/_kb_<model>.mpy, beside kbit's own
-files; kbit then runs that model's kernel natively (m.native) and otherwise bytecode.
+files; kbit then runs that model's kernel natively (m.native) and otherwise bytecode. The
+integer quantizer (kbit.quant, m.quantize) is one more module, _kb_quant.mpy, shared by all.
 """
 import os
 import subprocess
@@ -22,7 +23,8 @@ from kilobit.runtimes.base import RuntimeFailure
 SOURCE = os.path.join(REPO, "firmware_c", "natmod")
 OUT = os.path.join(REPO, "build", "natmod")
 CORE = os.path.join(REPO, "build", "micropython-1.23")
-MODELS = ("rkp", "ckp", "bonsai", "protonn", "assoc")
+#: a module per model type, and the integer quantizer every type shares (kbit.quant)
+MODELS = ("rkp", "ckp", "bonsai", "protonn", "assoc", "quant")
 #: the architectures built here, and what each needs beyond make and the sdist
 ARCHS = {"x64": "gcc", "armv6m": "arm-none-eabi-gcc"}
 
