@@ -13,10 +13,11 @@ load() raises OSError ENOENT then, as for any missing file, so a script can fall
 
 A save writes the whole model file (its CRC-32 covers everything) to PATH.new, closes it, then
 renames it over PATH: on littlefs (the rp2 and esp32 filesystems) and POSIX the rename is atomic,
-so a power cut at any moment leaves PATH as it was and PATH.new missing, partial (empty on
-littlefs: a file's data lands at close), or complete. Where rename cannot replace a file (FAT),
-PATH is removed first: then for an instant only PATH.new holds the state. A save that fails
-before the rename (a model refused, the filesystem full) removes its PATH.new.
+so a power cut at any moment leaves the save done, or PATH as it was and PATH.new missing,
+partial (empty on littlefs: a file's data lands at close) or complete. Where rename cannot
+replace a file (FAT), PATH is removed first: then for an instant only PATH.new holds the state.
+A model that is not a learner of `cls` is refused before anything is written; a save that fails
+before the rename (the model's save raising, the filesystem full) removes its PATH.new.
 
 What load() returns ("torn": partial, empty or not a model of `cls`; never loaded):
 
@@ -25,8 +26,8 @@ What load() returns ("torn": partial, empty or not a model of `cls`; never loade
     valid              PATH                PATH.new +   PATH
     corrupt            ModelFileError      PATH.new +   ModelFileError
 
-(+) renamed over PATH first, finishing the save: the next save's PATH.new must not be written
-over the only copy of the newest state.
+(+) renamed over PATH first (unless the filesystem is read-only), finishing the save: the next
+save's PATH.new must not be written over the only copy of the newest state.
 (*) `initial`, or OSError ENOENT naming PATH. A corrupt PATH comes from no power cut (save never
 writes PATH itself): the error names it, and removing it starts again from `initial`.
 
