@@ -385,12 +385,13 @@ def host_check(model, n=HOST_ROWS, seed=0):
     rows += np.random.default_rng(seed).integers(lo, hi + 1, (n - 2, m.dims)).tolist()
     steps = [("P" if spec.kind == "predictor" else "Q", None, r) for r in rows]
     got = HostRuntime().replay(bytes(model), steps)
+    labels = getattr(extras, "labels", None)
     if spec.kind == "predictor":
-        return spec, steps, [list(r) for r in got], m.field_names(), None
+        return spec, steps, [list(r) for r in got], m.field_names(), labels
     crc = zlib.crc32(got[-1][-1]) & 0xFFFFFFFF  # asking changes no memory: the last one's
     fields = getattr(spec.golden, "FIELDS", goldenfile.FIELDS)
     return (spec, steps, [list(r[:-1]) + [crc] for r in got], _memory_names(spec, fields),
-            getattr(extras, "labels", None))
+            labels)
 
 
 def verify_script(model, board_path, golden_path, natives=()):
