@@ -660,8 +660,9 @@ def test_deploys_verification_checks_the_native_modules_whole(x64, tmp_path, cor
     in the middle of _kb_rkp.mpy (which kbit's import would not see) fails the verification,
     named, before anything is imported."""
     from kilobit.runtimes.boards import deploy
-    (tmp_path / "verify.py").write_text(deploy.verify_script("rkp", "banana.kb", BANANA, MODELS))
-    (tmp_path / "banana.kb").write_bytes(bytes.fromhex(golden.load(BANANA)["model_file"]))
+    model = bytes.fromhex(golden.load(BANANA)["model_file"])
+    (tmp_path / "verify.py").write_text(deploy.verify_script(model, "banana.kb", BANANA, MODELS))
+    (tmp_path / "banana.kb").write_bytes(model)
     installed = dict(natmod.files("x64"))
     if corrupt:
         (tmp_path / "bad.mpy").write_bytes(_corrupt(read(x64["rkp"])))
@@ -676,7 +677,9 @@ def test_deploys_verification_checks_the_native_modules_whole(x64, tmp_path, cor
         assert p.stdout.splitlines() == [
             "kbit native modules intact (CRC-32): %s" % " ".join(MODELS),
             "kbit verified: 400 steps of %s bit for bit" % os.path.basename(BANANA),
-            "model banana.kb loaded: rkp, 2 inputs"], p.stdout
+            "model banana.kb loaded: rkp, 2 inputs",
+            "model banana.kb verified: 8 inputs answered as the host's integer reference "
+            "answers them"], p.stdout
 
 
 def test_micropython_alone_refuses_the_other_architecture(tmp_path):
