@@ -13,6 +13,7 @@ What is proven here:
   any board runs, and left as they were; a symlink FILE stays a symlink.
 """
 import os
+import select
 import signal
 import struct
 import subprocess
@@ -103,7 +104,8 @@ def test_files_survive_a_power_cycle_through_mpremote(tmp_path, how):
                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                  stdin=subprocess.DEVNULL, text=True)
             try:
-                assert w.stdout.readline().strip() == "open"
+                ready, _, _ = select.select([w.stdout], [], [], 60)
+                assert ready and w.stdout.readline().strip() == "open"
                 kill(p, kids)
             finally:
                 w.kill()

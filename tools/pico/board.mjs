@@ -35,19 +35,17 @@ import { REPO, FS, FlashFiles, imageProblem, missing, createPico, writeAll } fro
 
 const POWER_CUT = 4;
 
-function usage(msg) {
-  process.stderr.write(`board.mjs: ${msg}\nusage: node board.mjs [--flash FILE | --name NAME] ` +
-    "[--power-cut N] [--check]\n");
-  process.exit(2);
-}
-
-/** What went wrong, in strerror's words (node's messages also name the syscall and path). */
-const why = (e) => (/^[A-Z]+: ([^,]+)/.exec(e.message) || [null, e.message])[1];
-
 function refuse(msg) {
   process.stderr.write(`board.mjs: ${msg}\n`);
   process.exit(2);
 }
+
+function usage(msg) {
+  refuse(`${msg}\nusage: node board.mjs [--flash FILE | --name NAME] [--power-cut N] [--check]`);
+}
+
+/** What went wrong, in strerror's words (node's messages also name the syscall and path). */
+const why = (e) => (/^[A-Z]+: ([^,]+)/.exec(e.message) || [null, e.message])[1];
 
 /**
  * The board's flash in a host file. Every save goes to a temporary file beside FILE, renamed
@@ -130,10 +128,7 @@ while (argv.length) {
 if (store !== null) store = new FlashFile(store);
 if (checkOnly) process.exit(0);
 const miss = missing();
-if (miss) {
-  process.stderr.write(`board.mjs: ${miss}\n`);
-  process.exit(2);
-}
+if (miss) refuse(miss);
 
 let updates = 0;
 function persist() {
