@@ -109,8 +109,8 @@ def add_parsers(sub):
                         "Default: the files last as long as the board")
     b.add_argument("--power-cut", type=options.integer(1), metavar="N",
                    help="rp2040: power the board off just after its N-th filesystem update "
-                        "(counted from start; FILE keeps that update), to test what survives a "
-                        "cut at that moment")
+                        "(counted from start; FILE keeps that update; the port then hangs up, "
+                        "as a Pico's USB does), to test what survives a cut at that moment")
     b = bsub.add_parser("sim", help="run the AVR firmware on a simulated chip, its UART on a pty; "
                                     "a client opening the port resets the chip (as DTR resets "
                                     "an Uno), the EEPROM kept")
