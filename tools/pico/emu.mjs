@@ -134,7 +134,8 @@ export function imageProblem(img) {
   const block = (b) => b >= 2 && b < FS.NBLK;
   if (next(0) !== END || next(1) !== END) return "blocks 0-1 (the table's) are not reserved";
   for (let b = 2; b < FS.NBLK; b++) {
-    if (next(b) !== FREE && next(b) !== END && !block(next(b))) return `block ${b} links to ${next(b)}`;
+    const n = next(b);
+    if (n !== FREE && n !== END && !block(n)) return `block ${b} links to ${n}`;
   }
   const owner = new Int16Array(FS.NBLK).fill(-1), names = new Set();
   for (let i = 0; i < FS.NENT; i++) {
@@ -152,7 +153,9 @@ export function imageProblem(img) {
     if (type !== T_FILE) return `${name}: type ${type}`;
     let blocks = 0;
     for (let b = first; b !== END; b = next(b), blocks++) {
-      if (!block(b) || owner[b] >= 0) return `${name}: its chain meets block ${b} (free, foreign or a loop)`;
+      if (!block(b) || owner[b] >= 0) {
+        return `${name}: its chain meets block ${b} (free, foreign or a loop)`;
+      }
       owner[b] = i;
     }
     if (blocks !== Math.ceil(bytes / FS.BLK)) return `${name}: ${bytes} bytes in ${blocks} blocks`;
