@@ -322,10 +322,14 @@ class Assoc(Inputs):
         """Label of the winning class (-1 when no class is known), its name when the model's
         file named it (names); its count in self.count. u: T int8 values (an array("b") or a
         list of ints)."""
-        self._check(u)
-        return _label_of(self._predict_id(u), self.names)
+        if type(u) is not array:  # an array goes to the kernel, which checks it (or refuses:
+            self._check(u)  # then _predict_id's check runs)
+        i = self._predict_id(u)
+        names = self.names
+        return i if names is None else _label_of(i, names)
 
     def _predict_id(self, u):  # native: the kernel's predict
+        self._check(u)
         _lock()
         try:
             return self._predict(u)
@@ -345,10 +349,16 @@ class Assoc(Inputs):
         the label predicted before learning (as predict; its count in self.count). A new label
         takes the next class slot; ValueError when all `cap` slots are taken. Refused before
         anything changes, as every model's learn (kbit.compat's checks)."""
-        self._check(u)
-        return _label_of(self._learn_id(u, _label_id(y, self.names, 256)), self.names)
+        if type(u) is not array:
+            self._check(u)
+        if type(y) is not int or y >> 8:
+            y = _label_id(y, self.names, 256)
+        i = self._learn_id(u, y)
+        names = self.names
+        return i if names is None else _label_of(i, names)
 
     def _learn_id(self, u, y):  # native: the kernel's learn, which runs this when capacity is full
+        self._check(u)
         if self.slot(y) < 0 and self.nc == self.cap:
             raise ValueError("class capacity %d is full: cannot learn label %d" % (self.cap, y))
         _lock()

@@ -25,14 +25,13 @@ not), `use_native(False)` switches back. Codes that are not a buffer of bytes (a
 the bytecode either way. As in kbit.rkp, the kernel's context `_ctx` is made with the model and
 keeps no state of its own (firmware_c/natmod/kbn_mp.h).
 """
-from .compat import const, lock as _lock, unlock as _unlock, check_codes as _check_codes, \
-    label_id as _label_id, label_of as _label_of
+from .compat import const, lock as _lock, unlock as _unlock, check_codes as _check_codes
 
 from array import array
 
 from . import kbfile
 from .kernel import TABLE_MAX as _TABLE_MAX, _weight, check_table
-from .kbfile import Inputs, read_trailer, trailer
+from .kbfile import Binary, read_trailer, trailer
 from .rng import scale, step
 
 _CAP = const(0x3FFFFFFF)  # largest MicroPython small int
@@ -107,9 +106,20 @@ def _put(mem, pos, n, v):
         mem[i + 1] = (mem[i + 1] & ~(f >> 8)) | (v >> 8)
 
 
-class CKP(Inputs):
+def _norm_at(b, i):
+    """The i32 norm at b[i:], or _CAP + 1 (check refuses it) when it is outside 31 bits: the
+    product stays a small int."""
+    hi = b[i + 3] - 256 if b[i + 3] > 127 else b[i + 3]
+    if not -64 <= hi < 64:
+        return _CAP + 1
+    return b[i] | b[i + 1] << 8 | b[i + 2] << 16 | hi << 24
+
+
+class CKP(Binary):
     """A Compressed Kernel Perceptron learner: parameters, tables, generator, norm, memory; and
-    from its file, the integer quantizer and the user's labels (kbit.quant.Inputs)."""
+    from its file, the integer quantizer and the user's labels. predict(u) and learn(u, y)
+    (kbit.kbfile.Binary) take and answer labels; a mistake adds (u, y), lowering every
+    precision, or replaces a random support vector, as the loss table and the norm decide."""
 
     native = False  # True while score/learn run the native kernel (use_native)
 
@@ -163,13 +173,20 @@ class CKP(Inputs):
             _nat.bind(self)
 
     @classmethod
-    def new(cls, bits, dims, L, width, C=255, seed=0):
+    def new(cls, bits, dims, L, width, C=255, seed=0, classes=2):
         """An empty learner from its parameters alone, as the host's kilobit.models.ckp.CKPInt
         makes it (same names; width: A in thousandths): the power and loss_q tables are
         computed here, integer-only, equal to the host's (big ints: a few ms per support
-        vector of B_max on a board)."""
+        vector of B_max on a board). classes > 2: a kbit.ovr.OneVsRest of that many learners
+        sharing the tables, learner k seeded seed + k (contract 6.8)."""
         from .rng import seed_state
-        return cls(bits, dims, L, width, C, None, None, None, None, seed_state(seed))
+        m = cls(bits, dims, L, width, C, None, None, None, None, seed_state(seed))
+        if classes == 2:
+            return m
+        from .ovr import OneVsRest
+        return OneVsRest([m] + [cls(bits, dims, L, width, C, m.table, m.qstart, m.qshift, m.q,
+                                    seed_state(seed + k), 0, 0, True)
+                                for k in range(1, classes)])
 
     def _set_count(self, n):
         """count = n and the schedule (b, n1) of contract 6.2, without a tuple."""
@@ -200,25 +217,29 @@ class CKP(Inputs):
             err = "truncated ckp payload"
         elif not err:
             p = r.read(_PARAMS)
-            bits = p[0]
+            bits = p[0] & 0x7F
             dims = p[1] | p[2] << 8
             L = p[3] | p[4] << 8
             width = p[5] | p[6] << 8
             C = p[7]
             state = p[8] | p[9] << 8
             count = p[10] | p[11] << 8
-            hi = p[15] - 256 if p[15] > 127 else p[15]  # norm's top byte, signed
-            norm = p[12] | p[13] << 8 | p[14] << 16
-            if -64 <= hi < 64:  # inside 31 bits: the product stays a small int
-                norm += hi << 24
-            else:
-                norm = _CAP + 1
+            norm = _norm_at(p, 12)
             ntab = p[16]
-            err = check(bits, dims, L, width, C, state, count, norm)
-            if not err and ntab > _TABLE_MAX:
-                err = "weight table of %d entries (max 32)" % ntab
+            K, st, err = 1, b"", None
+            if p[0] & 0x80:  # several classes (contract 6.8): kbit.ovr, imported only then
+                from . import ovr
+                K, st, err = ovr.read_states(r, 8, "ckp")
+            bad = check(bits, dims, L, width, C, state, count, norm)
+            for i in range(0, len(st), 8):
+                bad = bad or check(bits, dims, L, width, C, st[i] | st[i + 1] << 8,
+                                   st[i + 2] | st[i + 3] << 8, _norm_at(st, i + 4))
+            if not bad and ntab > _TABLE_MAX:
+                bad = "weight table of %d entries (max 32)" % ntab
             if err:
-                err = "bad parameters: " + err
+                pass
+            elif bad:
+                err = "bad parameters: " + bad
             elif ntab + 5 > r.left:
                 err = "truncated ckp payload"
             else:
@@ -230,7 +251,7 @@ class CKP(Inputs):
                 if qstart < 1 or qstart + nq > max(top, 1) or qh[4] > 22:
                     err = "bad parameters: loss table %d + %d entries (B_max %d), shift %d" % (
                         qstart, nq, top, qh[4])
-                elif nq + mem_bytes(L) + 1 > r.left:
+                elif nq + K * mem_bytes(L) + 1 > r.left:
                     err = "truncated ckp payload"
                 else:
                     q = r.read(nq)
@@ -241,6 +262,11 @@ class CKP(Inputs):
                         m = cls(bits, dims, L, width, C, table, qstart, qh[4], q, state, count,
                                 norm, True)
                         r.readinto(m.memory)
+                        if K > 1:
+                            m = ovr.read(m, r, st, 8, lambda b, i: cls(
+                                bits, dims, L, width, C, table, qstart, qh[4], q,
+                                b[i] | b[i + 1] << 8, b[i + 2] | b[i + 3] << 8,
+                                _norm_at(b, i + 4), True))
                         err = read_trailer(r, m, dims, "ckp", bits, floor=True,
                                            bad="bad parameters: ")
         r.finish()
@@ -416,13 +442,9 @@ class CKP(Inputs):
                 s -= w
         return s
 
-    def predict(self, u):
-        """The class, 1 if score(u) > 0 else 0 (a tie predicts the negative class): its label
-        when the model's file named it (names), else the id."""
+    def _predict_id(self, u):  # native: the kernel's predict (Binary.predict: the label)
+        """1 if score(u) > 0 else 0 (a tie predicts the negative class)."""
         _check_codes(u, self.dims, 0, (1 << self.bits) - 1)
-        return _label_of(self._predict_id(u), self.names)
-
-    def _predict_id(self, u):  # native: the kernel's predict
         _lock()
         try:
             return 1 if self._score(u) > 0 else 0
@@ -430,15 +452,9 @@ class CKP(Inputs):
             _unlock()
 
     # --- contract 6.5: learning step ---
-    def learn(self, u, y):
-        """One step for codes u and label y (class id 0 or 1, or its name in the model's
-        labels). Returns the score before learning; sets self.mistake. A mistake adds (u, y),
-        lowering every precision, or replaces a random support vector, as the loss table and
-        the norm decide. Refused before anything changes, as kbit.rkp's learn."""
+    def _learn_id(self, u, y):  # native: the kernel's learn (Binary.learn: labels)
+        """One learning step for codes u and class id y (0 or 1); the score before it."""
         _check_codes(u, self.dims, 0, (1 << self.bits) - 1)
-        return self._learn_id(u, _label_id(y, self.names, 2))
-
-    def _learn_id(self, u, y):  # native: the kernel's learn
         _lock()
         try:
             return self._learn(u, y)

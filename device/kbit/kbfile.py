@@ -8,7 +8,8 @@ read straight into its own buffer: loading never holds the file twice) and check
 CRC-32 in `finish()`. The CRC is computed in two 16-bit halves, so MicroPython stays in small
 ints. Errors are `ModelFileError` (a ValueError) with a distinct message per cause.
 """
-from .compat import const
+from .compat import const, check_codes as _check_codes, label_id as _label_id, \
+    label_of as _label_of
 
 
 MAGIC = b"KBIT"
@@ -287,6 +288,34 @@ class Inputs:
             raise ValueError("this model has no integer quantizer (train it on integer readings "
                              "to get one)")
         return q.quantize(raw, out)
+
+
+class Binary(Inputs):
+    """predict and learn of the binary learners (kbit.rkp, kbit.ckp), around their kernels'
+    _predict_id(u) and _learn_id(u, y) (native or bytecode): the user's labels in and out. A
+    bytearray, the kernels' own codes, goes to the kernel, which checks it (the bytecode with
+    kbit.compat.check_codes, which the native glue runs for what it refuses); anything else is
+    checked here first (a str would pass the glue as a buffer), so no Python call is added to
+    the native path."""
+
+    def predict(self, u):
+        """The class of codes u (score > 0: 1, else 0): its label when the file named it."""
+        if type(u) is not bytearray:
+            _check_codes(u, self.dims, 0, (1 << self.bits) - 1)
+        i = self._predict_id(u)
+        names = self.names
+        return i if names is None else _label_of(i, names)
+
+    def learn(self, u, y):
+        """One learning step for codes u and label y: class id 0 or 1, or its name in the
+        model's labels (names). Returns the score before learning; sets self.mistake. Refused
+        before anything changes: TypeError for what is not an int (nor a label), ValueError
+        for a wrong length, a code outside 0 .. 2^B-1 or an unknown label."""
+        if type(u) is not bytearray:
+            _check_codes(u, self.dims, 0, (1 << self.bits) - 1)
+        if type(y) is not int or y >> 1:
+            y = _label_id(y, self.names, 2)
+        return self._learn_id(u, y)
 
 
 def read_trailer(r, m, n, name, bits, floor=False, signed=False, bad=""):

@@ -120,11 +120,16 @@ class Model(Inputs):
         named it (names), else the id. Codes are refused (TypeError, ValueError) before
         anything changes, as every model refuses them (kbit.compat's checks)."""
         if codes is not None:
-            _check_codes(codes, self.dims, 0, self.proj.top)
+            # a run shorter than dims is valid for update_run, not here; a bytearray in range
+            # (the kernel's codes) passes without a call
+            if type(codes) is not bytearray or len(codes) != self.dims or \
+                    max(codes) > self.proj.top:
+                _check_codes(codes, self.dims, 0, self.proj.top)
             self.reset()
             self.update_run(0, codes)
         i = self._predict_id()
-        return i if self.multilabel else _label_of(i, self.names)
+        names = self.names
+        return i if names is None or self.multilabel else _label_of(i, names)
 
     def _predict_id(self):  # native: the kernel's predict
         _lock()

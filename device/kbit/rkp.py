@@ -31,8 +31,7 @@ attributes, checked as the loader checks them, and keeps no state of its own: co
 mistake and memory stay plain attributes, and the native module binds again, with every check,
 whenever Python has set, replaced or resized one of them (firmware_c/natmod/kbn_mp.h).
 """
-from .compat import const, lock as _lock, unlock as _unlock, check_codes as _check_codes, \
-    label_id as _label_id, label_of as _label_of
+from .compat import const, lock as _lock, unlock as _unlock, check_codes as _check_codes
 
 from array import array
 
@@ -40,7 +39,7 @@ from . import kbfile
 # check_table and weight are part of this module's API too
 from .kernel import TABLE_MAX as _TABLE_MAX, _weight, check_table, weight  # noqa: F401
 from .kernel import power_table
-from .kbfile import Inputs, read_trailer, trailer
+from .kbfile import Binary, read_trailer, trailer
 from .rng import scale, step
 
 LAPLACE = const(0)
@@ -89,9 +88,11 @@ def check(kernel, bits, dims, budget, width, C, state, count):
     return None
 
 
-class RKP(Inputs):
+class RKP(Binary):
     """A Random Kernel Perceptron learner: parameters, weight table, generator, memory; and
-    from its file, the integer quantizer and the user's labels (kbit.quant.Inputs)."""
+    from its file, the integer quantizer and the user's labels. predict(u) and learn(u, y)
+    (kbit.kbfile.Binary) take and answer labels; a mistake stores (u, y), at random when the
+    budget is full (3.4)."""
 
     native = False  # True while score/learn run the native kernel (use_native)
 
@@ -137,12 +138,18 @@ class RKP(Inputs):
             _nat.bind(self)
 
     @classmethod
-    def new(cls, kernel, bits, dims, budget, width, C=255, seed=0):
+    def new(cls, kernel, bits, dims, budget, width, C=255, seed=0, classes=2):
         """An empty learner from its parameters alone, as the host's trainer makes it
         (kilobit.models.rkp: same names, C and seed): the power table is computed here,
-        integer-only, equal to the host's."""
+        integer-only, equal to the host's. classes > 2: a kbit.ovr.OneVsRest of that many
+        learners sharing the table, learner k seeded seed + k (contract 3.6)."""
         from .rng import seed_state
-        return cls(kernel, bits, dims, budget, width, C, None, seed_state(seed))
+        m = cls(kernel, bits, dims, budget, width, C, None, seed_state(seed))
+        if classes == 2:
+            return m
+        from .ovr import OneVsRest
+        return OneVsRest([m] + [cls(kernel, bits, dims, budget, width, C, m.table,
+                                    seed_state(seed + k), 0, True) for k in range(1, classes)])
 
     # --- the model file (contract 4) ---
     @classmethod
@@ -167,12 +174,22 @@ class RKP(Inputs):
             state = p[8] | p[9] << 8
             count = p[10] | p[11] << 8
             ntab = p[12]
-            err = check(p[0], p[1], dims, budget, width, p[7], state, count)
-            if not err and ntab > _TABLE_MAX:
-                err = "weight table of %d entries (max 32)" % ntab
+            kernel = p[0] & 0x7F
+            K, st, err = 1, b"", None
+            if p[0] & 0x80:  # several classes (contract 3.6): kbit.ovr, imported only then
+                from . import ovr
+                K, st, err = ovr.read_states(r, 4, "rkp")
+            bad = check(kernel, p[1], dims, budget, width, p[7], state, count)
+            for i in range(0, len(st), 4):
+                bad = bad or check(kernel, p[1], dims, budget, width, p[7],
+                                   st[i] | st[i + 1] << 8, st[i + 2] | st[i + 3] << 8)
+            if not bad and ntab > _TABLE_MAX:
+                bad = "weight table of %d entries (max 32)" % ntab
             if err:
-                err = "bad parameters: " + err
-            elif ntab + mem_bytes(budget, dims, p[1]) + 1 > r.left:
+                pass
+            elif bad:
+                err = "bad parameters: " + bad
+            elif ntab + K * mem_bytes(budget, dims, p[1]) + 1 > r.left:
                 err = "truncated rkp payload"
             else:
                 table = r.read(ntab)
@@ -180,9 +197,13 @@ class RKP(Inputs):
                 if err:
                     err = "bad parameters: " + err
                 else:
-                    m = cls(p[0], p[1], dims, budget, width, p[7], table, state, count, True)
+                    m = cls(kernel, p[1], dims, budget, width, p[7], table, state, count, True)
                     r.readinto(m.memory)
                     m._clear_unused()
+                    if K > 1:
+                        m = ovr.read(m, r, st, 4, lambda b, i: cls(
+                            kernel, p[1], dims, budget, width, p[7], table, b[i] | b[i + 1] << 8,
+                            b[i + 2] | b[i + 3] << 8, True))
                     err = read_trailer(r, m, dims, "rkp", p[1], bad="bad parameters: ")
         r.finish()
         if err:
@@ -384,13 +405,9 @@ class RKP(Inputs):
             if s:
                 return s
 
-    def predict(self, u):
-        """The class, 1 if score(u) > 0 else 0 (a tie predicts the negative class): its label
-        when the model's file named it (names), else the id."""
+    def _predict_id(self, u):  # native: the kernel's predict (Binary.predict: the label)
+        """1 if score(u) > 0 else 0 (a tie predicts the negative class)."""
         _check_codes(u, self.dims, 0, (1 << self.bits) - 1)
-        return _label_of(self._predict_id(u), self.names)
-
-    def _predict_id(self, u):  # native: the kernel's predict
         _lock()
         try:
             return 1 if self._score(u) > 0 else 0
@@ -398,16 +415,9 @@ class RKP(Inputs):
             _unlock()
 
     # --- contract 3.4: learning step ---
-    def learn(self, u, y):
-        """One step of Algorithm 1 for codes u and label y: class id 0 or 1, or its name in the
-        model's labels (names). Returns the score before learning; sets self.mistake. A mistake
-        stores (u, y), at random when the budget is full. Refused before anything changes:
-        TypeError for what is not an int (nor a label), ValueError for a wrong length, a code
-        outside 0 .. 2^B-1 or an unknown label (kbit.compat's checks, every model's)."""
+    def _learn_id(self, u, y):  # native: the kernel's learn (Binary.learn: labels)
+        """One learning step for codes u and class id y (0 or 1); the score before it."""
         _check_codes(u, self.dims, 0, (1 << self.bits) - 1)
-        return self._learn_id(u, _label_id(y, self.names, 2))
-
-    def _learn_id(self, u, y):  # native: the kernel's learn
         _lock()
         try:
             return self._learn(u, y)
