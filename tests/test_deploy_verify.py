@@ -8,7 +8,9 @@ What is proven here:
 - it fails, naming the step and the field, when the board's model file is not the one deployed
   (a model of the same type trained with another seed), when the golden expectations are off,
   and when kbit's answer differs in the last field of a row only (a memory's CRC-32).
-- a model whose file names its classes is checked by the user's labels.
+- a model whose file names its classes is checked by the user's labels; a model with an integer
+  quantizer is asked from raw readings the board quantizes itself (m.quantize), and a golden
+  file's raw readings are quantized on the board and held to its steps' inputs.
 - deploy stores a model under a plain NAME.kb only: main.py, lib, boot.py, paths and hidden
   names are refused (`kilobit: error:`, exit 2) before anything runs; --as names it.
 """
@@ -46,6 +48,15 @@ def train(tmp_path, name, seed=0):
         return f.read()
 
 
+def verified_line(on_board, model):
+    """verify.py's last line for the deployed model file `model`: a model with an integer
+    quantizer is asked from raw readings, which the board quantizes first."""
+    _, extras = registry.of_file(model).load(model)
+    raw = getattr(extras, "quant", None) is not None
+    return "model %s verified: %d inputs %sanswered as the host's integer reference answers " \
+           "them" % (on_board, deploy.HOST_ROWS, "quantized from raw readings and " if raw else "")
+
+
 def run_verify(tmp_path, script, board_files):
     """verify.py under CPython in a folder holding board_files {name: bytes}: (exit, lines)."""
     board = tmp_path / "board"
@@ -72,8 +83,7 @@ def test_verify_replays_a_golden_file_of_the_type_then_checks_the_deployed_model
         "kbit verified: %d steps of %s bit for bit" % (len(doc["steps"]),
                                                          os.path.basename(golden)),
         "model m.kb loaded: %s, %d inputs" % (name, m.dims),
-        "model m.kb verified: %d inputs answered as the host's integer reference answers "
-        "them" % deploy.HOST_ROWS], lines
+        verified_line("m.kb", model)], lines
     # the deploy's own check reads the same lines
     deploy._verified("m.kb")(code, "\n".join(lines) + "\n")
 
@@ -112,6 +122,37 @@ def test_verify_fails_on_a_golden_difference(tmp_path, name, field):
                              {"m.kb": model})
     assert code == 1 and len(lines) == 1, lines
     assert lines[0].startswith("kbit MISMATCH at step 3 of %s: " % os.path.basename(golden))
+
+
+RAW = os.path.join(REPO, "tests", "golden", "raw")
+
+
+@pytest.mark.parametrize("name", registry.NAMES)
+def test_a_golden_file_with_raw_readings_is_quantized_on_the_board(tmp_path, name):
+    """A golden file of a model with an integer quantizer carries raw readings: verify.py has
+    the board quantize them (m.quantize) and holds the codes to the steps' before replaying;
+    a raw row that quantizes to other codes fails, named."""
+    path = os.path.join(RAW, next(f for f in sorted(os.listdir(RAW))
+                                  if f.startswith(name + "-")))
+    doc = goldenfile.load(path)
+    model = bytes.fromhex(doc["model_file"])
+    code, lines = run_verify(tmp_path, deploy.verify_script(model, "m.kb", path), {"m.kb": model})
+    assert code == 0 and lines[0] == "kbit verified: %d steps of %s bit for bit, quantized " \
+        "from raw" % (len(doc["steps"]), os.path.basename(path)), lines
+    assert lines[-1] == verified_line("m.kb", model) and "quantized from raw" in lines[-1]
+    from kilobit.runtimes.host import HostRuntime
+    _, extras = registry.get(name).load(model)
+    low = [int(v) - 1 for v in extras.quant.lo_]  # below the range: every code its lowest
+    codes = HostRuntime().quantize_rows(model, [low])[0]
+    steps = registry.get(name).golden.doc_steps(doc)
+    i = next(i for i, (_, _, c) in enumerate(steps) if list(c) != list(codes))
+    doc["raw"][i] = low
+    goldenfile.dump(doc, str(tmp_path / "tampered.json"))
+    code, lines = run_verify(tmp_path, deploy.verify_script(model, "m.kb",
+                                                            str(tmp_path / "tampered.json")),
+                             {"m.kb": model})
+    assert code == 1 and lines[-1].startswith("kbit MISMATCH at raw row %d of tampered.json: "
+                                              "quantized to " % i), lines
 
 
 def test_a_model_with_labels_is_checked_by_its_labels(tmp_path):

@@ -232,6 +232,19 @@ def codes(line, buf, first):
         buf[j] = int(f[first + j])
     return f
 
+
+def quantized(m, what, raw, steps):
+    """Each raw row through the model file's own quantizer (m.quantize) gives its step's inputs:
+    the board computes the codes it is then given from the readings, as the host did."""
+    for i in range(len(raw)):
+        got = list(m.quantize([int(x) for x in raw[i].split()]))
+        want = [int(x) for x in steps[i].split()[-len(got):]]
+        if got != want:
+            print("kbit MISMATCH at raw row %d of %s: quantized to %s, expected %s"
+                  % (i, what, got, want))
+            raise SystemExit(1)
+    return len(raw)
+
 '''
 
 # learner: "L y c.." learns, "Q c.." scores; classes: "L y v.." learns label y, "Q v.." predicts
@@ -308,13 +321,17 @@ def replay_classes(m, what, names, steps, expect, labels, attrs):
 
 VERIFY_GOLDEN = r'''
 steps, expect = parse(%(steps)r, %(expect)r)
-final = replay_%(kind)s(kbit.load(bytes.fromhex(%(model)r)), %(golden)r, %(names)r, steps,
-                        expect, None, %(attrs)r)
+g = kbit.load(bytes.fromhex(%(model)r))
+raw = %(raw)r
+if raw:
+    quantized(g, %(golden)r, raw.split(";"), steps)
+final = replay_%(kind)s(g, %(golden)r, %(names)r, steps, expect, None, %(attrs)r)
 if final != %(final_crc)r:
     print("kbit MISMATCH: the final memory of %(golden)s")
     raise SystemExit(1)
-print("kbit verified: %%d steps of %(golden)s bit for bit" %% len(steps))
-del steps, expect
+print("kbit verified: %%d steps of %(golden)s bit for bit%%s" %% (
+    len(steps), ", quantized from raw" if raw else ""))
+del steps, expect, g
 gc.collect()
 '''
 
@@ -326,9 +343,12 @@ VERIFY_DEPLOYED = r'''
 d = kbit.load(%(deployed)r)
 print("model %(deployed)s loaded: %(name)s, %(dims)d inputs")
 steps, expect = parse(%(steps)r, %(expect)r)
+raw = %(raw)r
+if raw:
+    quantized(d, %(deployed)r, raw.split(";"), steps)
 replay_%(kind)s(d, %(deployed)r, %(names)r, steps, expect, %(labels)r, %(attrs)r)
-print("model %(deployed)s verified: %%d inputs answered as the host's integer reference "
-      "answers them" %% len(steps))
+print("model %(deployed)s verified: %%d inputs %%sanswered as the host's integer reference "
+      "answers them" %% (len(steps), "quantized from raw readings and " if raw else ""))
 '''
 
 #: how many inputs verify.py asks the deployed model (the host's answers written in the script)
@@ -355,10 +375,12 @@ def _step_text(op, y, codes):
     return " ".join([op] + ([] if y is None else [str(int(y))]) + [str(int(c)) for c in codes])
 
 
-def _piece(spec, steps, rows, names):
-    """The format fields a replay piece of verify.py takes for a model of type `spec`."""
-    return dict(kind=spec.kind, name=spec.name,
-                attrs=tuple(spec.kbit_fields), names=tuple(names),
+def _piece(spec, steps, rows, names, raw=None):
+    """The format fields a replay piece of verify.py takes for a model of type `spec` (raw: the
+    steps' raw readings, or None)."""
+    return dict(kind=spec.kind, name=spec.name, attrs=tuple(spec.kbit_fields),
+                names=tuple(names), raw=";".join(" ".join(str(int(v)) for v in r)
+                                                 for r in raw) if raw else "",
                 steps="\n".join(_step_text(*s) for s in steps),
                 expect=";".join(" ".join(str(int(v)) for v in r) for r in rows))
 
@@ -368,9 +390,12 @@ def _memory_names(spec, fields):
 
 
 def host_check(model, n=HOST_ROWS, seed=0):
-    """(spec, steps, expected rows, field names, labels) of n inputs for the model file `model`
-    that only ask (queries, predictor inputs: nothing learnt): the lowest input everywhere, the
-    highest, then seeded random ones, answered by the host integer reference."""
+    """(spec, steps, expected rows, field names, labels, raw rows or None) of n inputs for the
+    model file `model` that only ask (queries, predictor inputs: nothing learnt): the lowest
+    input everywhere, the highest, then seeded random ones, answered by the host integer
+    reference. A model with an integer quantizer gets raw readings instead (below and above
+    its training range everywhere, then random ones a quarter of the range past either end),
+    its inputs the host's quantization of them."""
     import zlib
 
     import numpy as np
@@ -380,18 +405,30 @@ def host_check(model, n=HOST_ROWS, seed=0):
     from kilobit.runtimes.host import HostRuntime
     spec = registry.of_file(model)
     m, extras = spec.load(model)
-    lo, hi = (int(spec.inputs(m, np.full((1, 1), v))[0, 0]) for v in (0.0, 1.0))
-    rows = [[lo] * m.dims, [hi] * m.dims]
-    rows += np.random.default_rng(seed).integers(lo, hi + 1, (n - 2, m.dims)).tolist()
+    rng = np.random.default_rng(seed)
+    quant = getattr(extras, "quant", None)
+    raw = None
+    if quant is not None:
+        lo, hi = (np.asarray(b, dtype=np.int64) for b in (quant.lo_, quant.hi_))
+        pad = (hi - lo) // 4 + 1
+        raw = [list(lo - 1), list(hi + 1)] + [
+            [int(rng.integers(a - p, b + p + 1)) for a, b, p in zip(lo, hi, pad)]
+            for _ in range(n - 2)]
+        raw = [[int(v) for v in r] for r in raw]
+        rows = HostRuntime().quantize_rows(bytes(model), raw)
+    else:
+        lo, hi = (int(spec.inputs(m, np.full((1, 1), v))[0, 0]) for v in (0.0, 1.0))
+        rows = [[lo] * m.dims, [hi] * m.dims]
+        rows += rng.integers(lo, hi + 1, (n - 2, m.dims)).tolist()
     steps = [("P" if spec.kind == "predictor" else "Q", None, r) for r in rows]
     got = HostRuntime().replay(bytes(model), steps)
     labels = getattr(extras, "labels", None)
     if spec.kind == "predictor":
-        return spec, steps, [list(r) for r in got], m.field_names(), labels
+        return spec, steps, [list(r) for r in got], m.field_names(), labels, raw
     crc = zlib.crc32(got[-1][-1]) & 0xFFFFFFFF  # asking changes no memory: the last one's
     fields = getattr(spec.golden, "FIELDS", goldenfile.FIELDS)
     return (spec, steps, [list(r[:-1]) + [crc] for r in got], _memory_names(spec, fields),
-            labels)
+            labels, raw)
 
 
 def verify_script(model, board_path, golden_path, natives=()):
@@ -404,8 +441,8 @@ def verify_script(model, board_path, golden_path, natives=()):
 
     from kilobit.core import goldenfile
     from kilobit.models import registry
-    spec, steps, rows, names, labels = host_check(model)
-    mine = _piece(spec, steps, rows, names)
+    spec, steps, rows, names, labels, raw = host_check(model)
+    mine = _piece(spec, steps, rows, names, raw)
     kinds = [spec.kind]
     if golden_path is None:
         golden = NO_GOLDEN % mine
@@ -422,7 +459,7 @@ def verify_script(model, board_path, golden_path, natives=()):
         name = os.path.basename(golden_path)
         golden = VERIFY_GOLDEN % dict(
             _piece(gspec, gsteps, doc["expect"],
-                   _memory_names(gspec, doc.get("fields", goldenfile.FIELDS))),
+                   _memory_names(gspec, doc.get("fields", goldenfile.FIELDS)), doc.get("raw")),
             golden=name, model=doc["model_file"],
             final_crc=None if final is None else zlib.crc32(bytes.fromhex(final)) & 0xFFFFFFFF)
         kinds.insert(0, gspec.kind)
