@@ -50,6 +50,7 @@ def replay(m, steps, out, times):
     function: its names are locals, so the replay's own code costs little beside the step."""
     u = bytearray(m.dims)
     M = m.dims
+    multi = hasattr(m, "last_class")  # one-vs-rest (kbit.ovr): the class of the largest score
     lock = micropython.heap_lock
     unlock = micropython.heap_unlock
     for line in steps:
@@ -70,7 +71,7 @@ def replay(m, steps, out, times):
                 s = m.learn(u, y)
                 dt = elapsed(t0)
                 mistake = m.mistake
-                p = 1 if s > 0 else 0
+                p = m.last_class if multi else 1 if s > 0 else 0
             else:
                 t0 = ticks()
                 s = m.score(u)

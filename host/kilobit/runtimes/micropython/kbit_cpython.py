@@ -44,7 +44,8 @@ class KbitCPythonRuntime(Runtime):
             u[:] = bytes(codes)
             if op == "L":
                 s = m.learn(u, y)
-                pred, mistake = int(s > 0), m.mistake
+                # one-vs-rest (kbit.ovr): the class of the largest score, not its sign
+                pred, mistake = getattr(m, "last_class", int(s > 0)), m.mistake
             else:
                 s, pred, mistake = m.score(u), m.predict(u), False
             out.append((s, pred, int(mistake), m.count, bytes(m.memory) if mistake else None))
