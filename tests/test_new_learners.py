@@ -159,20 +159,6 @@ def float_values(L, dims, width, bits, C):
             for B in range(1, L // (dims + 1))]
 
 
-def int_values(L, dims, width, bits, C):
-    """v(B) from kbit.tables' l(b), unshifted, as its loss_table forms them."""
-    def l(B):
-        if L - B >= bits * dims * B:
-            return tables.quant_loss(bits, 1, dims, width)
-        return tables.quant_loss(L - B, dims * B, dims, width)
-    out, prev = [], l(1)
-    for B in range(1, L // (dims + 1)):
-        cur = l(B + 1)
-        out.append(min((C * ((B + 1) * cur - B * prev)) >> 128, NORM_MAX))
-        prev = cur
-    return out
-
-
 def shifted(vals):
     shift = max(0, max(vals, default=0).bit_length() - 8)
     vals = [v >> shift for v in vals]
@@ -231,7 +217,7 @@ def test_ckp_loss_table_sweep_differs_from_float_only_at_its_rounding():
         width = int(math.exp(rs.uniform(0, math.log(65535))))
         C = rs.randrange(1, 256)
         fl = float_values(L, dims, width, bits, C)
-        it = int_values(L, dims, width, bits, C)
+        it = tables.loss_values(L, dims, width, bits, C)
         qs, sh, q = tables.loss_table(L, dims, width, bits, C)
         assert shifted(it) == (qs, sh, list(q))
         for B, (a, b) in enumerate(zip(it, fl), 1):

@@ -3,14 +3,18 @@
 ckp's width A is in thousandths, so its kernel's argument is a fraction, not a power of two as
 rkp's (kbit.kernel.power_table, small ints only), and its loss table needs erf and fractional
 powers of 2. Both are evaluated here in binary fixed point with _F = 128 fraction bits, in big
-ints: they allocate, which construction may (CKP.new), but need no float, which the emulated
-Pico and many boards lack. Ports without long ints (some CircuitPython builds) cannot run this
-module; kbit.rkp and kbit.ckp do not import it until a table is to be made.
+ints: they allocate, which construction may, but need no float, which the emulated Pico and
+many boards lack. kbit.ckp imports this module only to make or compare a table (CKP.new, or
+CKP() without any_table); loading a file does not, so ports without long ints (some
+CircuitPython builds) still load ckp models.
 
-Why 128 bits: the power table's rounding round(C * g^(2^j)) is never nearer than 3.3e-9 to a
-half-integer over every width, P and C (tests/test_new_learners.py), and the loss table's values
-are floored after sums of up to 2^15 terms; every step below is exact to a few units of 2^-128
-(the exponential's squarings and the series keep 16 or more guard bits).
+Why 128 bits: the power table's C * g^(2^j) is never nearer than 1e-9 to a rounding boundary,
+over every width, P and C; the loss table floors C * loss_q(B), where l(b) is multiplied by up
+to B + 1 < 2^15 and C < 2^8, which leaves about 100 bits below the floor's unit. Each step
+below is exact to a few units of 2^-128 (the series and the squarings keep 16 or more guard
+bits). The host's loss table is this code (kilobit.models.ckp.loss_table): the paper's float64
+formula gives the same bytes except where C * loss_q is within float rounding of an integer
+(tests/test_new_learners.py).
 """
 from .compat import const
 
@@ -127,10 +131,10 @@ def quant_loss(p, q, dims, width):
     return (1 << (_F + 1)) - (_power(_phi(z), dims) << 1)
 
 
-def loss_table(L, dims, width, bits, C):
-    """(qstart, qshift, q) of contract 6.5 for budget L bits, M = dims, A = width / 1000,
-    P = bits: v(B) = min(floor(C loss_q(B)), 2^30 - 1) for B = 1 .. B_max - 1, with
-    loss_q(B) = (B+1) l(b_{B+1}) - B l(b_B), b_B = min((L - B) / (M B), P)."""
+def loss_values(L, dims, width, bits, C):
+    """v(B) = min(floor(C loss_q(B)), 2^30 - 1) for B = 1 .. B_max - 1 (contract 6.5), budget
+    L bits, M = dims, A = width / 1000, P = bits: loss_q(B) = (B+1) l(b_{B+1}) - B l(b_B),
+    b_B = min((L - B) / (M B), P)."""
     top = L // (dims + 1)
     v = [0] * max(top - 1, 0)
     cap = None  # l(P), the same for every B whose b is capped
@@ -146,6 +150,13 @@ def loss_table(L, dims, width, bits, C):
             x = (C * (B * cur - (B - 1) * prev)) >> _F
             v[B - 2] = x if x < _V_MAX else _V_MAX
         prev = cur
+    return v
+
+
+def loss_table(L, dims, width, bits, C):
+    """(qstart, qshift, q) of contract 6.5: the values of loss_values shifted right by the
+    least qshift that brings them all below 256, those below qstart 0 after the shift."""
+    v = loss_values(L, dims, width, bits, C)
     top_v = 0
     for x in v:
         if x > top_v:
