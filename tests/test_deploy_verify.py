@@ -124,7 +124,27 @@ def test_verify_fails_on_a_golden_difference(tmp_path, name, field):
     assert lines[0].startswith("kbit MISMATCH at step 3 of %s: " % os.path.basename(golden))
 
 
-RAW = os.path.join(REPO, "tests", "golden", "raw")
+GOLDEN = os.path.join(REPO, "tests", "golden")
+RAW = os.path.join(GOLDEN, "raw")
+
+
+@pytest.mark.parametrize("golden, deployed", [
+    ("rkp-laplace-b4-t12-m4-a-4-k3-s40.json",
+     "ckp-L120-bits6-classes3-dims2-seed33-steps300-width100.json"),
+    ("ckp-L120-bits6-classes3-dims2-seed33-steps300-width100.json",
+     "rkp-laplace-b4-t10-m16-a-3-k10-s42.json"),
+])
+def test_several_classes_verify(tmp_path, golden, deployed):
+    """One-vs-rest learners (kbit.ovr): a golden file's steps answer the class of the largest
+    score, and so does a deployed multi-class model (the model of another golden file)."""
+    model = bytes.fromhex(goldenfile.load(os.path.join(GOLDEN, deployed))["model_file"])
+    doc = goldenfile.load(os.path.join(GOLDEN, golden))
+    assert max(row[1] for row in doc["expect"]) >= 2  # predictions past the binary 0, 1
+    code, lines = run_verify(tmp_path, deploy.verify_script(model, "m.kb",
+                                                            os.path.join(GOLDEN, golden)),
+                             {"m.kb": model})
+    assert code == 0 and lines[0] == "kbit verified: %d steps of %s bit for bit" % (
+        len(doc["steps"]), golden) and lines[-1] == verified_line("m.kb", model), lines
 
 
 @pytest.mark.parametrize("name", registry.NAMES)

@@ -254,6 +254,7 @@ REPLAY = {
     "learner": r'''
 def replay_learner(m, what, names, steps, expect, labels, attrs):
     u = bytearray(m.dims)
+    multi = hasattr(m, "last_class")  # one-vs-rest (kbit.ovr): the class of the largest score
     crc = crc_of(m.memory)
     for i in range(len(steps)):
         learn = steps[i][0] == "L"
@@ -264,7 +265,7 @@ def replay_learner(m, what, names, steps, expect, labels, attrs):
             if learn:
                 s = m.learn(u, y)
                 mistake = 1 if m.mistake else 0
-                p = 1 if s > 0 else 0
+                p = m.last_class if multi else 1 if s > 0 else 0
             else:
                 s = m.score(u)
                 p = m.predict(u)
