@@ -155,7 +155,7 @@ class CKP(Binary):
         self.bits = bits  # P
         self.dims = dims  # M
         self.L = L
-        self.width = width  # A in thousandths (only the host uses it: it made the tables)
+        self.width = width  # A in thousandths (it made the tables)
         self.C = C
         self.table = bytes(table)
         self.qstart = qstart

@@ -121,7 +121,7 @@ class RKP(Binary):
         self.bits = bits  # B
         self.dims = dims  # M
         self.budget = budget  # T
-        self.width = width  # A (only the host uses it: it made the table)
+        self.width = width  # A (it made the table)
         self.C = C
         self.table = bytes(table)  # P[0 .. J-1]
         self.state = state  # generator state (kbit.rng)
