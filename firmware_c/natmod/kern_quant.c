@@ -1,7 +1,10 @@
 /* kern_quant.c - the kernel of _kb_quant: kb_quant.h's loops over a model's readings (kbn.h). */
+#define KB_QUANT_INLINE static inline __attribute__((always_inline))
 #include "kbn.h"
 
-int kbn_quant_run(const kb_quant_t *q, const void *raw, int wide, void *out)
+/* -O2 here (the modules build -Os): 47 -> 39 emulated cycles a reading on the Pico */
+__attribute__((optimize("O2"))) int kbn_quant_run(const kb_quant_t *q, const void *raw, int wide,
+                                                  void *out)
 {
     if (wide) {
         /* kbit refuses a reading outside -2^30 .. 2^30-1 before anything is written: each
