@@ -226,11 +226,13 @@ def parse(steps, rows):
     return steps.split("\n"), [[int(x) for x in r.split()] for r in rows.split(";")]
 
 
-def codes(line, buf, first):
+def fill(line, buf):
+    """A step's inputs into buf; its label when it learns ("L y ..."), else None."""
     f = line.split()
+    k = 2 if f[0] == "L" else 1
     for j in range(len(buf)):
-        buf[j] = int(f[first + j])
-    return f
+        buf[j] = int(f[k + j])
+    return int(f[1]) if k == 2 else None
 
 
 def quantized(m, what, raw, steps):
@@ -257,12 +259,10 @@ def replay_learner(m, what, names, steps, expect, labels, attrs):
     multi = hasattr(m, "last_class")  # one-vs-rest (kbit.ovr): the class of the largest score
     crc = crc_of(m.memory)
     for i in range(len(steps)):
-        learn = steps[i][0] == "L"
-        f = codes(steps[i], u, 2 if learn else 1)
-        y = int(f[1]) if learn else 0
+        y = fill(steps[i], u)
         heap_lock()
         try:
-            if learn:
+            if y is not None:
                 s = m.learn(u, y)
                 mistake = 1 if m.mistake else 0
                 p = m.last_class if multi else 1 if s > 0 else 0
@@ -282,7 +282,7 @@ def replay_learner(m, what, names, steps, expect, labels, attrs):
 def replay_predictor(m, what, names, steps, expect, labels, attrs):
     u = bytearray(m.dims)
     for i in range(len(steps)):
-        codes(steps[i], u, 1)
+        fill(steps[i], u)
         heap_lock()
         try:
             m.update_run(0, u)
@@ -302,21 +302,20 @@ def replay_classes(m, what, names, steps, expect, labels, attrs):
     from array import array
 
     u = array("b", bytes(m.T))
-    crc = crc_of(m.labels, m.nf, m.anchors, m.conn)
+    mem = (m.labels, m.nf, m.anchors, m.conn)  # the memory (contract 9.5), changed in place
+    crc = crc_of(*mem)
     for i in range(len(steps)):
-        learn = steps[i][0] == "L"
-        f = codes(steps[i], u, 2 if learn else 1)
-        y = int(f[1]) if learn else 0
+        y = fill(steps[i], u)
         heap_lock()
         try:
-            p = m.learn(u, y) if learn else m.predict(u)
+            p = m.predict(u) if y is None else m.learn(u, y)
         finally:
             heap_unlock()
-        if learn:
-            crc = crc_of(m.labels, m.nf, m.anchors, m.conn)
+        if y is not None:
+            crc = crc_of(*mem)
         same(what, i, names, (p, m.count, m.nc, m.stored(), crc), expect[i], labels)
         gc.collect()
-    return crc_of(m.labels, m.nf, m.anchors, m.conn)
+    return crc_of(*mem)
 ''',
 }
 
