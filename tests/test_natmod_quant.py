@@ -6,30 +6,12 @@ the edges of contract 1.1, int16 and int32 arrays, rounding, ckp's floor and ass
 values), m.quantize(raw, out) runs natively with the heap locked, and every call the kernel does
 not take (a list, no out, a wrong length or type, a reading outside -2^30 .. 2^30-1, a str)
 raises the bytecode's exception type, nothing written."""
-import json
-import os
-import struct
-import zlib
-
 import numpy as np
 import pytest
 from conftest import need
+from test_quant_c import MODELS, base_payload, frame, n_inputs, quant_section
 
-from kilobit.models import registry
 from kilobit.runtimes.micropython import kbit_unix, natmod
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-GOLDEN = os.path.join(HERE, "golden")
-#: one golden model per type (its model file, with an integer quantizer added)
-MODELS = {
-    "rkp": "rkp-laplace-b4-t62-m2-a-6-s1.json",
-    "ckp": "ckp-L200-bits7-dims4-norm-5000-seed30-steps150-width300.json",
-    "bonsai": "bonsai-classes10-depth2-dims16-in_bits4-proj8-seed103-steps50-tenc0-wbits16-"
-              "zenc1.json",
-    "protonn": "protonn-classes10-d8-dims16-in_bits4-m30-nt40-penc1-seed202-steps50-"
-               "wbits16.json",
-    "assoc": "assoc-P4-R1-approachI-I-bits4-cap5-d3-kt1-seed43-steps100.json",
-}
 
 
 @pytest.fixture(scope="module")
@@ -51,22 +33,13 @@ def mp(tmp_path, code, files, models):
 
 def golden_model(name):
     """The host's model of the golden file of `name`."""
-    with open(os.path.join(GOLDEN, MODELS[name])) as f:
-        return registry.load(bytes.fromhex(json.load(f)["model_file"]))[1]
-
-
-def n_inputs(m):
-    return m.T if hasattr(m, "T") else m.dims
+    return base_payload(name)[1]
 
 
 def with_quantizer(name, lo, hi):
     """The golden model of `name` with an integer quantizer of bounds lo, hi (contract 4.1)."""
-    data = golden_model(name).to_bytes()
-    payload = data[12:-4]
-    assert payload[-1] == 0
-    payload = payload[:-1] + b"\x02" + struct.pack("<%di" % (2 * len(lo)), *(list(lo) + list(hi)))
-    body = struct.pack("<4sBBHI", b"KBIT", 1, data[5], 0, len(payload)) + payload
-    return body + struct.pack("<I", zlib.crc32(body))
+    mtype, _, payload = base_payload(name)
+    return frame(mtype, payload + b"\x02" + quant_section(lo, hi))
 
 
 def _rows(rng, lo, hi, k=40):

@@ -6,8 +6,8 @@
  *
  * One step per line: "P x0 .. xD-1" (the D codes of one input, streamed feature by feature
  * in index order; zeros are streamed too; with -r raw integer readings, quantized by the
- * model's own integer quantizer first, kb_tool.h). Per step it prints the golden fields of the model,
- * space-separated; for Bonsai: P[0..d-1], the leaf, the L scores, the prediction; for ProtoNN
+ * model's own integer quantizer first, kb_tool.h). Per step it prints the golden fields of the
+ * model, space-separated; for Bonsai: P[0..d-1], the leaf, the L scores, the prediction; for ProtoNN
  * (model type 4): P[0..d-1], D[0..m-1], k[0..m-1], the L scores, the prediction.
  *
  * Exit status: 0 ok; 1 output failed; 2 model refused (or unreadable, or bad usage);
