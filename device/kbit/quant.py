@@ -235,6 +235,12 @@ _use_m = _native_methods(Inputs, "quant", (("quantize", "model_quantize"),))[1]
 
 
 def use_native(on=True):
-    """Quantize in the native module (when it loaded) or in bytecode; whether native now."""
+    """Quantize in the native module (when it loaded) or in bytecode; whether native now (also
+    kbit.quant.native, what the replays report as the path)."""
+    global native
     _use_m(on)
-    return _use_q(on)
+    native = _use_q(on)
+    return native
+
+
+native = Quantizer.native
