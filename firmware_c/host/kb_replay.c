@@ -195,7 +195,6 @@ static unsigned long top_code(void)
 #endif
 }
 
-/* One step: the score (learning when `learn`), *mistake and *count after it. */
 /* Where the payload's trailer starts (contract 4 and 6.7), from the file's own fields: the
  * compile-time builds keep no pointer into the file. */
 static uint32_t trailer_at(void)
