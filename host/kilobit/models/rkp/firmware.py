@@ -19,14 +19,23 @@ def _c_array(values):
     return "{%s}" % ", ".join(str(int(v)) for v in values)
 
 
+def refuse(model_bytes):
+    """Why the firmware cannot run this model (a text), or None: it holds one binary learner,
+    so a model of K > 2 classes (one-vs-rest) runs in C on the host and in kbit only."""
+    m, _ = RKPInt.from_bytes(model_bytes)
+    K = getattr(m, "classes", 2)
+    return None if K == 2 else ("the rkp firmware holds one binary learner; this model has %d "
+                                "classes (one-vs-rest)" % K)
+
+
 def header(model_bytes, frames=True):
     """The C header of a model file: parameters, power table, state. Raises ModelFileError for a
     bad file and, with `frames` (the UART firmware's header), KilobitError for a model its frames
     cannot carry (more than 255 codes)."""
     m, _ = RKPInt.from_bytes(model_bytes)
-    if getattr(m, "classes", 2) > 2:
-        raise KilobitError("the rkp firmware runs binary models; this one has %d classes"
-                           % m.classes)
+    why = refuse(model_bytes)
+    if why:
+        raise KilobitError(why)
     if frames and m.dims > 255:
         raise KilobitError("the UART firmware takes at most 255 codes per frame, model has %d"
                            % m.dims)
