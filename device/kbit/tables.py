@@ -18,6 +18,8 @@ formula gives the same bytes except where C * loss_q is within float rounding of
 """
 from .compat import const
 
+from array import array
+
 _F = const(128)
 _LN2 = 0xB17217F7D1CF79ABC9E3B39803F2F6AF  # floor(ln 2 * 2^128)
 _PI = 0x3243F6A8885A308D313198A2E03707344  # floor(pi * 2^128)
@@ -136,7 +138,9 @@ def loss_values(L, dims, width, bits, C):
     L bits, M = dims, A = width / 1000, P = bits: loss_q(B) = (B+1) l(b_{B+1}) - B l(b_B),
     b_B = min((L - B) / (M B), P)."""
     top = L // (dims + 1)
-    v = [0] * max(top - 1, 0)
+    # an array, not a list: MicroPython keeps a big-int result as a heap object even once it
+    # fits a small int, 48 bytes an entry in a list (65 KB for B_max = 1333 on a Pico)
+    v = array("i", bytes(4 * max(top - 1, 0)))
     cap = None  # l(P), the same for every B whose b is capped
     prev = 0
     for B in range(1, top + 1):
