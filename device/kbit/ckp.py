@@ -442,25 +442,7 @@ class CKP(Binary):
                 s -= w
         return s
 
-    def _predict_id(self, u):  # native: the kernel's predict (Binary.predict: the label)
-        """1 if score(u) > 0 else 0 (a tie predicts the negative class)."""
-        _check_codes(u, self.dims, 0, (1 << self.bits) - 1)
-        _lock()
-        try:
-            return 1 if self._score(u) > 0 else 0
-        finally:
-            _unlock()
-
     # --- contract 6.5: learning step ---
-    def _learn_id(self, u, y):  # native: the kernel's learn (Binary.learn: labels)
-        """One learning step for codes u and class id y (0 or 1); the score before it."""
-        _check_codes(u, self.dims, 0, (1 << self.bits) - 1)
-        _lock()
-        try:
-            return self._learn(u, y)
-        finally:
-            _unlock()
-
     def _pos(self, slot):
         """The first bit of a slot (contract 6.6)."""
         n1 = self._n1

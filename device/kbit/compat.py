@@ -110,14 +110,14 @@ def ints(u, what="codes"):
     if t is bytearray or t is bytes:
         return
     if t is _array or t is memoryview:
-        if len(u) and not isinstance(u[0], int):
+        if len(u) and type(u[0]) is not int:
             raise TypeError("%s must be ints, not %s" % (what, type(u[0]).__name__))
         return
     if t is not list and t is not tuple:
         raise TypeError("%s must be a bytearray, an array or a list of ints, not %s"
                         % (what, t.__name__))
     for v in u:
-        if not isinstance(v, int):
+        if type(v) is not int:  # a bool too: CPython's bool is an int, MicroPython's is not
             raise TypeError("%s must be ints, not %s" % (what, type(v).__name__))
 
 
@@ -131,13 +131,15 @@ def check_codes(u, n, lo, hi):
 def label_id(y, names, k):
     """The class id of label y: an int id in 0..k-1, or one of the model's names (its labels).
     TypeError for anything else that is not an int, ValueError for an unknown label."""
+    if y is True or y is False:  # the two Pythons disagree on bool being an int
+        return int(y)
     if isinstance(y, str):
         if names is not None:
             for i in range(len(names)):
                 if names[i] == y:
                     return i
         raise ValueError("unknown label %r" % (y,))
-    if not isinstance(y, int):
+    if type(y) is not int:
         raise TypeError("a label is an int or one of the model's labels, not %s"
                         % type(y).__name__)
     if not 0 <= y < k:

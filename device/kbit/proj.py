@@ -158,7 +158,7 @@ class Model(Inputs):
 
 
 def _update_error(j, c, top):
-    if not isinstance(j, int) or not isinstance(c, int):
+    if type(j) is not int or type(c) is not int:
         return TypeError("a feature index and a code are ints, not %s and %s"
                          % (type(j).__name__, type(c).__name__))
     return ValueError("feature %d, code %d: indices increase, codes in 0..%d" % (j, c, top))
@@ -166,7 +166,7 @@ def _update_error(j, c, top):
 
 def _run_types(start, codes):
     """TypeError unless start is an int and codes are ints (kbit.compat.ints)."""
-    if not isinstance(start, int):
+    if type(start) is not int:
         raise TypeError("a run starts at an int feature index, not %s" % type(start).__name__)
     _ints(codes)
 
@@ -263,7 +263,7 @@ class Proj:
 
     def update(self, j, c):
         """Add code c of feature j. j must exceed the previous j of this input; c in 0..2^B-1."""
-        if not isinstance(j, int) or not isinstance(c, int) or j <= self.last or \
+        if type(j) is not int or type(c) is not int or j <= self.last or \
                 j >= self.dims or c < 0 or c > self.top:
             raise _update_error(j, c, self.top)
         self.last = j

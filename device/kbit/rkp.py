@@ -405,25 +405,7 @@ class RKP(Binary):
             if s:
                 return s
 
-    def _predict_id(self, u):  # native: the kernel's predict (Binary.predict: the label)
-        """1 if score(u) > 0 else 0 (a tie predicts the negative class)."""
-        _check_codes(u, self.dims, 0, (1 << self.bits) - 1)
-        _lock()
-        try:
-            return 1 if self._score(u) > 0 else 0
-        finally:
-            _unlock()
-
     # --- contract 3.4: learning step ---
-    def _learn_id(self, u, y):  # native: the kernel's learn (Binary.learn: labels)
-        """One learning step for codes u and class id y (0 or 1); the score before it."""
-        _check_codes(u, self.dims, 0, (1 << self.bits) - 1)
-        _lock()
-        try:
-            return self._learn(u, y)
-        finally:
-            _unlock()
-
     def _learn(self, u, y):
         s = self._score(u)
         if y == 1:
