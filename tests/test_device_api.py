@@ -105,6 +105,7 @@ def with_extras(blob, seed, labels=True):
 
 # --- the script every runtime runs: one line per result ---
 SCRIPT = r"""
+import io
 import sys
 from array import array
 import kbit
@@ -116,18 +117,10 @@ except ImportError:
     micropython = None
 
 
-class Sink:
-    def __init__(self):
-        self.b = bytearray()
-
-    def write(self, x):
-        self.b += x
-
-
 def saved(m):
-    s = Sink()
+    s = io.BytesIO()
     m.save(s)
-    return bytes(s.b)
+    return s.getvalue()
 
 
 def outcome(f):
