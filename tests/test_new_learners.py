@@ -80,6 +80,9 @@ def test_rkp_constructor_refuses_a_foreign_table():
         RKP("laplace", 4, 6, 8, -2, 200, bytes(own))  # the table of another C
     with pytest.raises(ValueError, match="bad parameters: weight table not in"):
         RKP("laplace", 4, 6, 8, -2, 255, bytes((5, 9)))  # malformed: the old message stays
+    # the REPL line of docs (DESIGN.md): keywords as the host trainer's
+    m = RKP.new("laplace", bits=4, dims=6, budget=16, width=-2)
+    assert (list(m.table), m.C, m.state) == (own, 255, RKPInt("laplace", 4, 6, 16, -2).rng.state)
     made_up = bytes((200, 100, 50))
     assert RKP("laplace", 4, 6, 8, -2, 255, made_up, any_table=True).table == made_up
 
