@@ -5,8 +5,9 @@
 #
 #   kilobit train bonsai --data pendigits-10 --depth 1 --proj 6 --epochs 3,6,3 --seed 0 --quiet -o build/bonsai.kb
 #   kilobit train protonn --data pendigits-10 --proj 8 --prototypes 20 --epochs 10,3 --seed 0 --quiet -o build/protonn.kb
-#   mpremote connect PORT cp build/bonsai.kb :bonsai.kb + cp build/protonn.kb :protonn.kb + run examples/pendigits_predict.py
-#   (kbit on the board first: kilobit deploy build/bonsai.kb --board rp2040 --port PORT)
+#   kilobit deploy build/bonsai.kb --board rp2040 --port PORT      (kbit and bonsai.kb, verified on the board)
+#   kilobit deploy build/protonn.kb --board rp2040 --port PORT     (protonn.kb, verified on the board)
+#   mpremote connect PORT run examples/pendigits_predict.py
 #
 # STREAM holds the first 20 inputs of pendigits-10's test split: the digit, then the 16 codes
 # (8 bits: scaled with the model files' scaler, the same for both, and quantized;
