@@ -54,7 +54,8 @@ def kbit_predictor(model, inputs):
 
 def mp_script(runtime, script, model, steps_text, mem=False):
     """Run a replay script of tools/replay on a MicroPython runtime (runtime.run): the model
-    file and the steps go in as /model.kb and /steps.txt; returns (stdout, the bytes the script
+    file and the steps go in as /model.kb and /steps.txt (on a user's board, the runner's private
+    folder's: kilobit.runtimes.boards.remote); returns (stdout, the bytes the script
     wrote to /mem.bin or None). With runtime.timing set, the script also times each step and
     runtime.times becomes (the clock's own overhead, [ticks per step]) in kbit.compat's unit.
     With runtime.natmod_arch set, kbit's native modules of that architecture go onto the board
