@@ -13,6 +13,8 @@ AVR firmware's UART protocol over a serial port.
 The MicroPython ones reuse the kbit-micropython runtime (every model type it replays) with its
 runner swapped: instead of node running a script with files copied in, mpremote copies the files
 to the board (cp), sets sys.argv and runs the script (exec + run), and copies the outputs back.
+On a user's board nothing of theirs is touched: the files go into a private folder
+(/.kilobit-run-<random>), removed after the run, failed or not.
 """
 import os
 import subprocess
