@@ -128,6 +128,20 @@ GOLDEN = os.path.join(REPO, "tests", "golden")
 RAW = os.path.join(GOLDEN, "raw")
 
 
+def test_a_golden_file_of_another_type_is_replayed_with_its_own_model(tmp_path):
+    """--golden of another type than the deployed model's: both kinds' replays in one script
+    (a predictor's golden file, a class learner deployed)."""
+    golden = deploy.pick_golden("bonsai")
+    model = train(tmp_path, "assoc")
+    script = deploy.verify_script(model, "m.kb", golden)
+    assert "def replay_predictor(" in script and "def replay_classes(" in script
+    assert "def replay_learner(" not in script
+    code, lines = run_verify(tmp_path, script, {"m.kb": model})
+    assert code == 0 and lines[0].startswith("kbit verified: 50 steps of bonsai-") \
+        and lines[1:] == ["model m.kb loaded: assoc, 16 inputs", verified_line("m.kb", model)], \
+        lines
+
+
 @pytest.mark.parametrize("golden, deployed", [
     ("rkp-laplace-b4-t12-m4-a-4-k3-s40.json",
      "ckp-L120-bits6-classes3-dims2-seed33-steps300-width100.json"),
