@@ -187,3 +187,24 @@ def test_a_model_trained_on_raw_readings_carries_its_quantizer_and_labels(tmp_pa
     bad = tmp_path / "bad.csv"
     _write_csv(bad, [[1.5, 2, 3]], header="ax,ay,az")
     assert main(["predict", str(out), "--data", str(bad)]) == 2
+
+
+def test_predict_answers_and_reads_the_users_labels(tmp_path, capsys):
+    from kilobit.cli import main
+    csv = tmp_path / "gestures.csv"
+    _write_csv(csv, _gestures())
+    out = tmp_path / "m.kb"
+    assert main(["train", "protonn", "--data", str(csv), "--quiet", "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(out), "--data", str(csv)]) == 0
+    text = capsys.readouterr().out.splitlines()
+    assert text[0] == "prediction,label" and len(text) == 301
+    rows = [ln.split(",") for ln in text[1:]]
+    assert {p for p, _ in rows} <= {"idle", "walk", "run"}
+    assert [lab for _, lab in rows] == [r[3] for r in _gestures()]
+    assert sum(p == lab for p, lab in rows) > 250
+    unknown = tmp_path / "jump.csv"
+    _write_csv(unknown, [[1, 2, 3, "jump"]])
+    assert main(["predict", str(out), "--data", str(unknown)]) == 2
+    assert "label 'jump' is not one of the model's labels (idle, run, walk)" in \
+        capsys.readouterr().err

@@ -57,11 +57,13 @@ def inputs(spec, m, scaler, name, test=None, seed=0):
     import os
     if not os.path.exists(name):
         raise data.missing(name)
-    A = data.read_matrix(name, min_rows=1, min_cols=1)
-    if A.shape[1] == m.dims + 1:
-        X, raw = A[:, :-1], A[:, -1]
+    A, last = data.read_matrix(name, min_rows=1, min_cols=1, text_labels=True)
+    if A.shape[1] == m.dims:  # features, then a label (a number or, with labels, a name)
+        X, raw = A, np.array([_label_id(v, scaler, name) for v in last], dtype=np.float64)
     else:
-        X, raw = A, None
+        if any(isinstance(v, str) for v in last):
+            raise DataError("%s: expected %d features and a label per row" % (name, m.dims))
+        X, raw = np.column_stack([A, np.array(last, dtype=np.float64)]), None
         data.check_dims(X, m.dims, what=name, source="the model")
     if scaler is None:  # the file's numbers are the device's inputs
         lo, hi = (int(spec.inputs(m, np.full((1, 1), v))[0, 0]) for v in (0.0, 1.0))
@@ -73,6 +75,18 @@ def inputs(spec, m, scaler, name, test=None, seed=0):
         U = spec.inputs(m, MinMaxScaler.stored_or_fitted(scaler, X).transform(X))
     labels, note = map_labels(raw, classes_of(spec, m))
     return "%d rows of %s" % (len(U), name), U, labels, note
+
+
+def _label_id(v, extras, path):
+    """A label cell as the model's class id: a number stays itself; a name is looked up in the
+    model file's labels."""
+    if not isinstance(v, str):
+        return v
+    names = extras.labels if extras is not None and not isinstance(extras, tuple) else None
+    if names is None or v not in names:
+        raise DataError("%s: label %r is not one of the model's labels (%s)" % (
+            path, v, ", ".join(names) if names else "it has none: its classes are numbers"))
+    return names.index(v)
 
 
 def map_labels(raw, classes):
@@ -125,17 +139,21 @@ def run(path, data_name, test=None, seed=0, runtime="host", limit=None, split=Fa
             raise KilobitError("%s: %s" % (runtime, e)) from None
         pred = [int(r[k]) for r in rows]
         agree = sum(int(a == b) for a, b in zip(pred, want))
+    names = scaler.labels if scaler is not None and not isinstance(scaler, tuple) else None
     return dict(spec=spec, what=what, predictions=np.asarray(pred, dtype=np.int64),
                 labels=labels, note=note, runtime=runtime, agree=agree,
-                classes=classes_of(spec, m))
+                classes=classes_of(spec, m), names=names)
 
 
 def csv_text(result):
     """The predictions as CSV: a header, then one row per input (its label after it)."""
-    labels = result["labels"]
+    labels, names = result["labels"], result.get("names")
+
+    def text(c):  # the user's label where the model file has one for the class
+        return names[c] if names is not None and 0 <= c < len(names) else "%d" % c
     lines = ["prediction" + (",label" if labels is not None else "")]
     for i, p in enumerate(result["predictions"]):
-        lines.append("%d" % p + (",%d" % labels[i] if labels is not None else ""))
+        lines.append(text(int(p)) + ("," + text(int(labels[i])) if labels is not None else ""))
     return "\n".join(lines) + "\n"
 
 
