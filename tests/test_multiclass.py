@@ -212,3 +212,23 @@ def test_train_on_three_classes_writes_a_one_vs_rest_file(tmp_path, capsys, mode
     assert m.classes == 3 and extras.labels == ("c0", "c1", "c2")
     assert main(["eval", out, "--data", data]) == 0
     assert "accuracy %.4f" % acc in capsys.readouterr().out
+
+
+# ---- the benchmark ----
+
+def test_bench_multiclass_quick_holds_rkp_and_ckp_to_assoc_s_bytes(tmp_path):
+    from kilobit.bench import multiclass
+    out = str(tmp_path / "multiclass.md")
+    rows = multiclass.run(out=out, quick=True, progress=None)
+    assert [r[0] for r in rows] == list(multiclass.SETS)
+    for name, kt, nb, acc_a, T, nb_r, acc_r, L, nb_c, svs, acc_c in rows:
+        K = {"pendigits-10": 10, "letter-26": 26}[name]
+        assert T >= 1 and nb_r <= nb and nb_c <= nb
+        # the largest budget that fits: one more support vector a learner would not
+        assert K * rkp.mem_bytes(T + 1, 16, multiclass.RKP_BITS) > nb
+        assert nb - nb_c < K and L == 8 * (nb // K)
+        for acc in (acc_a, acc_r, acc_c):
+            assert 1.0 / 26 < acc <= 1.0  # better than chance on 26 classes
+    with open(out) as f:
+        page = f.read()
+    assert page.count("| pendigits-10 | 10 |") == 1 and "smoke run" in page
