@@ -6,6 +6,7 @@ cores without a multiplier (the ATtinys) the step is linked from firmware_c/avr/
 (kb_ckp.h's KB_CKP_ASM; the file assembles to nothing elsewhere).
 """
 from kilobit.core.errors import KilobitError
+from kilobit.models import learner
 from kilobit.models.ckp.model import CKPInt, mem_bytes, schedule
 
 SOURCE = "avr/ckp_stream.c"
@@ -21,12 +22,8 @@ def _c_array(values):
 
 
 def refuse(model_bytes):
-    """Why the firmware cannot run this model (a text), or None: it holds one binary learner,
-    so a model of K > 2 classes (one-vs-rest) runs in C on the host and in kbit only."""
-    m, _ = CKPInt.from_bytes(model_bytes)
-    K = getattr(m, "classes", 2)
-    return None if K == 2 else ("the ckp firmware holds one binary learner; this model has %d "
-                                "classes (one-vs-rest)" % K)
+    """Why the firmware cannot run this model (a text), or None (learner.binary_only)."""
+    return learner.binary_only("ckp", CKPInt.from_bytes(model_bytes)[0])
 
 
 def header(model_bytes, frames=True):

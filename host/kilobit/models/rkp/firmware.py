@@ -4,6 +4,7 @@ power table and weights in flash, and its state (generator, count, the support-v
 when it is not all zero), so that a model trained on the host continues learning on the chip.
 """
 from kilobit.core.errors import KilobitError
+from kilobit.models import learner
 from kilobit.models.rkp.model import RKPInt, mem_bytes, weight
 
 SOURCE = "avr/rkp_stream.c"
@@ -20,12 +21,8 @@ def _c_array(values):
 
 
 def refuse(model_bytes):
-    """Why the firmware cannot run this model (a text), or None: it holds one binary learner,
-    so a model of K > 2 classes (one-vs-rest) runs in C on the host and in kbit only."""
-    m, _ = RKPInt.from_bytes(model_bytes)
-    K = getattr(m, "classes", 2)
-    return None if K == 2 else ("the rkp firmware holds one binary learner; this model has %d "
-                                "classes (one-vs-rest)" % K)
+    """Why the firmware cannot run this model (a text), or None (learner.binary_only)."""
+    return learner.binary_only("rkp", RKPInt.from_bytes(model_bytes)[0])
 
 
 def header(model_bytes, frames=True):
