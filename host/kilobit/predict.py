@@ -31,8 +31,8 @@ from kilobit.runtimes.base import PREDICTION, RuntimeFailure
 def classes_of(spec, m):
     """The labels a model can answer: a learner's 0/1, a predictor's classes, the labels an
     associative memory has learnt."""
-    if spec.kind == "learner":
-        return [0, 1]
+    if spec.kind == "learner":  # binary, or K one-vs-rest classes (kilobit.models.ovr)
+        return list(range(getattr(m, "classes", 2)))
     if spec.kind == "classes":
         return sorted(int(v) for v in m.labels[:m.nc])
     return list(range(max(m.classes, 2)))
@@ -41,7 +41,8 @@ def classes_of(spec, m):
 def test_split(spec, m, scaler, name, test=None, seed=0):
     """(what, device inputs (n, dims) ints, labels) of the test split of --data (a CSV's too,
     as `kilobit eval` draws it)."""
-    split = data.load(name, seed=seed, test=test, binary=spec.kind == "learner")
+    binary = spec.kind == "learner" and getattr(m, "classes", 2) == 2
+    split = data.load(name, seed=seed, test=test, binary=binary)
     data.check_dims(split.X_test, m.dims, what=split.name, source="the model")
     sc = MinMaxScaler.stored_or_fitted(scaler, split.X_train)
     return ("%s test split" % split.name, spec.inputs(m, sc.transform(split.X_test)),

@@ -2,6 +2,7 @@
 from kilobit.core import kbfile
 from kilobit.models.ckp import commands, firmware, golden
 from kilobit.models.ckp.model import CKPInt, mem_bytes
+from kilobit.models import learner, ovr
 from kilobit.models.spec import ModelSpec
 from kilobit.models.ckp.model import quantize
 
@@ -13,11 +14,15 @@ def inputs(m, X01):
 
 def describe(m):
     """The parameters and learnt state of an integer model (`kilobit inspect`)."""
-    prec = m.slot_bits().mean() if m.count else 0
-    return [("input bits P", m.bits), ("inputs M", m.dims), ("budget L", "%d bits" % m.L),
+    learners = ovr.learners_of(m)
+    bits = [b for k in learners for b in k.slot_bits()]
+    prec = sum(bits) / len(bits) if bits else 0
+    n = len(learners)
+    return [("input bits P", m.bits), ("inputs M", m.dims), ("classes", learner.classes_text(m)),
+            ("budget L", "%d bits%s" % (m.L, " a learner" if n > 1 else "")),
             ("kernel width A", "%g" % (m.width / 1000.0)), ("weight scale C", m.C),
-            ("support vectors", "%d (at most %d)" % (m.count, m.max_svs)),
-            ("mean precision", "%.2f bits" % prec), ("memory", "%d B" % mem_bytes(m.L))]
+            ("support vectors", "%d (at most %d)" % (m.count, n * m.max_svs)),
+            ("mean precision", "%.2f bits" % prec), ("memory", "%d B" % (n * mem_bytes(m.L)))]
 
 
 SPEC = ModelSpec(

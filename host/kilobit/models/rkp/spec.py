@@ -2,6 +2,7 @@
 from kilobit.core import kbfile
 from kilobit.models.rkp import commands, firmware, golden
 from kilobit.models.rkp.model import RKPInt, mem_bytes
+from kilobit.models import learner, ovr
 from kilobit.models.spec import ModelSpec
 from kilobit.core.quant import quantize
 
@@ -13,11 +14,13 @@ def inputs(m, X01):
 
 def describe(m):
     """The parameters and learnt state of an integer model (`kilobit inspect`)."""
+    n = len(ovr.learners_of(m))
     return [("kernel", m.kernel), ("input bits B", m.bits), ("inputs M", m.dims),
-            ("budget T", "%d support vectors" % m.budget),
+            ("classes", learner.classes_text(m)),
+            ("budget T", "%d support vectors%s" % (m.budget, " a learner" if n > 1 else "")),
             ("kernel width exponent A", m.width),
-            ("weight scale C", m.C), ("support vectors", "%d of %d" % (m.count, m.budget)),
-            ("memory", "%d B" % mem_bytes(m.budget, m.dims, m.bits))]
+            ("weight scale C", m.C), ("support vectors", "%d of %d" % (m.count, n * m.budget)),
+            ("memory", "%d B" % (n * mem_bytes(m.budget, m.dims, m.bits)))]
 
 
 SPEC = ModelSpec(
