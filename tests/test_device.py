@@ -290,7 +290,8 @@ def bad_files():
         # consistent files (right length, right CRC) whose payload is cut or malformed
         "payload-cut": (kbfile.pack("rkp", payload[:60]), "truncated"),
         "payload-params": (kbfile.pack("rkp", payload[:10]), "truncated"),
-        "scaler-cut": (kbfile.pack("rkp", payload[:-4]), "truncated"),
+        # a trailer section of the wrong length is a bad trailer (contract 4.1)
+        "scaler-cut": (kbfile.pack("rkp", payload[:-4]), "bad parameters"),
         "trailer": (kbfile.pack("rkp", bytes(trailer)), "bad parameters"),
     }
 

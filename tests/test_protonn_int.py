@@ -158,7 +158,7 @@ def test_file_round_trip_with_and_without_scaler():
     assert (m2.proto_enc, m2.z_enc) == (smat.SPARSE, smat.SPARSE)
     lo, hi = np.arange(40, dtype=np.float32), np.arange(40, dtype=np.float32) + 1
     m3, sc = ProtoNNInt.from_bytes(m.to_bytes((lo, hi)))
-    assert np.array_equal(sc[0], lo) and np.array_equal(sc[1], hi)
+    assert np.array_equal(sc.scaler[0], lo) and np.array_equal(sc.scaler[1], hi)
     assert m3.to_bytes() == blob
     assert m.device_bytes() == len(m.payload()) - 1
 
@@ -265,7 +265,7 @@ REFUSALS = [  # (name, file, host message part)
     ("labels-column", blob(labels=struct.pack("<BH", 0, 12)
                            + struct.pack("<6h", 30000, 0, 0, 2770, 0, 0)), "label column"),
     ("trailer", blob(trailer=b"\x02"), "bad protonn trailer"),
-    ("scaler", blob(trailer=b"\x01" + bytes(8)), "truncated or padded protonn scaler"),
+    ("scaler", blob(trailer=b"\x01" + bytes(8)), "bad protonn trailer"),
     ("padded", blob(trailer=b"\x00\x00"), "bad protonn trailer"),
 ]
 
@@ -291,7 +291,8 @@ def test_host_refusals_are_distinct():
         except ModelFileError as e:
             msgs.setdefault(str(e), []).append(name)
     same = {k: v for k, v in msgs.items() if len(v) > 1}
-    assert same == {"bad protonn trailer": ["trailer", "padded"]}, same
+    # a scaler section of the wrong length is a bad trailer too (contract 4.1)
+    assert same == {"bad protonn trailer": ["trailer", "scaler", "padded"]}, same
 
 
 def test_container_errors_and_other_models():

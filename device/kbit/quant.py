@@ -42,18 +42,32 @@ class Quantizer:
             if not _INT_MIN <= lo[j] <= hi[j] <= _INT_MAX or hi[j] - lo[j] > _SPAN_MAX:
                 raise ValueError("integer quantizer bounds out of range")
         self.n = n
-        self.lo = lo if type(lo) is array else array("i", lo)
-        self.hi = hi if type(hi) is array else array("i", hi)
-        M = array("i", bytes(4 * n))
+        self.hi = hi if type(hi) is array else array("i", hi)  # as the file holds them
+        S = _Q_TOTAL - bits
+        R = 0 if floor else 1 << (S - 1)
+        top = (1 << bits) - 1
+        # Feature j's lo, up and M at t[3j], t[3j+1], t[3j+2]: one array, which the native
+        # kernel reads in one pass (three words a reading, one pointer). up is the first
+        # reading whose code is top: hi, or lo + d where d, the least x - lo with
+        # (d * M + R) >> S >= top, is below the span. Below up the formula never exceeds top,
+        # so the loops compare x with up and need no clamp; from up on, min(..., top) is top.
+        t = array("i", bytes(12 * n))
         for j in range(n):
-            span = hi[j] - lo[j]
-            if span:
-                M[j] = ((1 << _Q_TOTAL) + (span >> 1)) // span
-        self.M = M  # 0 only where span == 0: every reading gives code 0 there
+            a = lo[j]
+            span = hi[j] - a
+            t[3 * j] = a
+            t[3 * j + 1] = hi[j]
+            if span:  # M stays 0 only where span == 0: every reading gives code 0 there
+                M = ((1 << _Q_TOTAL) + (span >> 1)) // span
+                t[3 * j + 2] = M
+                d = ((top << S) - R + M - 1) // M
+                if d < span:
+                    t[3 * j + 1] = a + d
+        self.t = t
         self.bits = bits
-        self.S = _Q_TOTAL - bits
-        self.R = 0 if floor else 1 << (self.S - 1)
-        self.top = (1 << bits) - 1
+        self.S = S
+        self.R = R
+        self.top = top
         self.off = 1 << (bits - 1) if signed else 0
         if _nat and bits <= 8:  # the native kernel's context (its codes are bytes)
             _nat.bind(self)
@@ -81,25 +95,23 @@ class Quantizer:
 
     def codes(self, raw, out):
         """The loop of contract 1.1 over checked arguments (quantize's): out[j] for every j."""
-        lo = self.lo
-        hi = self.hi
-        M = self.M
+        t = self.t
         S = self.S
         R = self.R
         top = self.top
         off = self.off
+        i = 0
         for j in range(self.n):
             x = raw[j]
-            a = lo[j]
+            a = t[i]
             if x <= a:
                 c = 0
-            elif x >= hi[j]:  # compared before x - lo is formed: that may exceed 2^30
-                c = top if M[j] else 0
-            else:
-                c = ((x - a) * M[j] + R) >> S
-                if c > top:
-                    c = top
+            elif x >= t[i + 1]:  # compared before x - lo is formed: that may exceed 2^30
+                c = top if t[i + 2] else 0
+            else:  # below up: never above top
+                c = ((x - a) * t[i + 2] + R) >> S
             out[j] = c - off
+            i += 3
         return out
 
 
@@ -151,8 +163,6 @@ def read_extras(r, m, flags, n, name, bits, floor, signed, bad):
     wrong = "%sbad %s trailer" % (bad, name)
     if flags & 0xF8 or flags & 3 == 3:
         return wrong
-    if flags & 3 and (left < sec or (not flags & LABELS and left != sec)):
-        return "truncated or padded %s scaler" % name
     if not flags & LABELS and left != sec or \
             flags & LABELS and not sec + 3 <= left <= sec + 1 + 255 * (1 + _LABEL_LEN):
         return wrong
@@ -167,6 +177,8 @@ def read_extras(r, m, flags, n, name, bits, floor, signed, bad):
             m.quantizer = Quantizer(lo, hi, bits, floor, signed)
         except ValueError:
             return wrong
+        if _nat and bits <= 8:
+            _nat.attach(m)  # m.quantize found in m's own attributes (quant.c: attach)
     if flags & LABELS:
         k = r.read(1)[0]
         if not k:
@@ -206,13 +218,14 @@ def trailer(m):
         out[1:1 + len(sc)] = sc
         i += len(sc)
     if q is not None:
-        for a in (q.lo, q.hi):
-            for v in a:
-                out[i] = v & 0xFF
-                out[i + 1] = v >> 8 & 0xFF
-                out[i + 2] = v >> 16 & 0xFF
-                out[i + 3] = v >> 24 & 0xFF
-                i += 4
+        t = q.t
+        for k in range(2 * q.n):  # every lo, then every hi
+            v = t[3 * k] if k < q.n else q.hi[k - q.n]
+            out[i] = v & 0xFF
+            out[i + 1] = v >> 8 & 0xFF
+            out[i + 2] = v >> 16 & 0xFF
+            out[i + 3] = v >> 24 & 0xFF
+            i += 4
     if names is not None:
         out[i] = len(names)
         i += 1
@@ -227,7 +240,9 @@ def trailer(m):
 # On the native path Quantizer.quantize and every model's quantize (Inputs.quantize) are the
 # native module's own functions, so m.quantize(raw, out) runs no Python frame; they run the
 # bytecode ones for what the kernel does not take (a list, no out, a wrong length or type, a
-# model without a quantizer: the same errors, the same codes).
+# model without a quantizer: the same errors, the same codes). A model whose file held a
+# quantizer has its own m.quantize besides (read_extras: the native module's attach), which
+# MicroPython finds without searching the classes; use_py switches those to the bytecode.
 from .compat import native_methods as _native_methods  # noqa: E402
 
 _nat, _use_q, NATIVE_WHY = _native_methods(Quantizer, "quant", ("quantize",))
@@ -240,6 +255,8 @@ def use_native(on=True):
     global native
     _use_m(on)
     native = _use_q(on)
+    if _nat:
+        _nat.use_py(not native)
     return native
 
 

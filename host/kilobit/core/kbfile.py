@@ -139,7 +139,7 @@ def unpack_scaler(p, off, n, model, bits=None):
     pos, scaler, quant, labels = off + 1, None, None, None
     if flags & 3:
         if len(p) < pos + 8 * n or (not flags & EXTRA_LABELS and len(p) != pos + 8 * n):
-            raise ModelFileError("truncated or padded %s scaler" % model)
+            raise bad  # a section of the wrong length (contract 4.1), as firmware_c says
         kind = "<f4" if flags & EXTRA_SCALER else "<i4"
         lo = np.frombuffer(p, dtype=kind, count=n, offset=pos).copy()
         hi = np.frombuffer(p, dtype=kind, count=n, offset=pos + 4 * n).copy()
