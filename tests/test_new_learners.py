@@ -377,3 +377,28 @@ if __name__ == "__main__" and "--exhaustive" in sys.argv:
     print("%d (width, s) pairs, largest |kbit - float64| %.3g (the rounding margin is 1e-9 / 255)"
           % (n, worst))
     sys.exit(0 if worst < 1e-12 else 1)
+
+
+def test_new_learners_take_the_users_labels():
+    """RKP.new / CKP.new(names=...): predict answers the labels, learn takes them, the file
+    keeps them (contract 4.1) and kbit.load gives them back; a wrong count or label is refused
+    before anything is made."""
+    import io
+    import kbit
+    from kbit.ckp import CKP
+    from kbit.rkp import RKP
+    u = bytearray((1, 2, 3))
+    for make in (lambda **k: RKP.new("laplace", 4, 3, 10, -2, **k),
+                 lambda **k: CKP.new(4, 3, 100, 500, **k)):
+        for names in (("no", "yes"), ("idle", "walk", "run")):
+            m = make(classes=len(names), names=names)
+            m.learn(u, names[-1])
+            assert m.predict(u) == names[-1]
+            f = io.BytesIO()
+            m.save(f)
+            m2 = kbit.load(f.getvalue())
+            assert m2.names == names and m2.predict(u) == names[-1]
+        assert make().names is None  # no labels: the ids answer
+        for bad in (("a", "b", "c"), ("a", ""), ("a", "b" * 33), ("a", "\t"), ("a", 1)):
+            with pytest.raises(ValueError):
+                make(names=bad)

@@ -147,6 +147,21 @@ def label_id(y, names, k):
     return y
 
 
+def label_names(names, k):
+    """The user's labels of class ids 0..k-1 as a model stores them (contract 4.1): None, or
+    a tuple of k str of 1..32 printable ASCII characters; ValueError otherwise."""
+    if names is None:
+        return None
+    names = tuple(names)
+    if len(names) != k:
+        raise ValueError("expected %d labels, one a class, got %d" % (k, len(names)))
+    for s in names:
+        if type(s) is not str or not 1 <= len(s) <= 32 or \
+                min(ord(c) for c in s) < 0x20 or max(ord(c) for c in s) > 0x7E:
+            raise ValueError("label %r: labels are 1..32 printable ASCII characters" % (s,))
+    return names
+
+
 def label_of(i, names):
     """What a model answers for class id i: names[i] when the file named it, else i."""
     if names is not None and 0 <= i < len(names):

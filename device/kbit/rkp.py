@@ -32,6 +32,7 @@ mistake and memory stay plain attributes, and the native module binds again, wit
 whenever Python has set, replaced or resized one of them (firmware_c/natmod/kbn_mp.h).
 """
 from .compat import const, lock as _lock, unlock as _unlock, check_codes as _check_codes
+from .compat import label_names as _label_names
 
 from array import array
 
@@ -138,18 +139,23 @@ class RKP(Binary):
             _nat.bind(self)
 
     @classmethod
-    def new(cls, kernel, bits, dims, budget, width, C=255, seed=0, classes=2):
+    def new(cls, kernel, bits, dims, budget, width, C=255, seed=0, classes=2,
+            names=None):
         """An empty learner from its parameters alone, as the host's trainer makes it
         (kilobit.models.rkp: same names, C and seed): the power table is computed here,
         integer-only, equal to the host's. classes > 2: a kbit.ovr.OneVsRest of that many
-        learners sharing the table, learner k seeded seed + k (contract 3.6)."""
+        learners sharing the table, learner k seeded seed + k (contract 3.6). names: the user's
+        labels of the classes (predict answers them, learn takes them; saved with the model)."""
         from .rng import seed_state
+        names = _label_names(names, classes)
         m = cls(kernel, bits, dims, budget, width, C, None, seed_state(seed))
-        if classes == 2:
-            return m
-        from .ovr import OneVsRest
-        return OneVsRest([m] + [cls(kernel, bits, dims, budget, width, C, m.table,
-                                    seed_state(seed + k), 0, True) for k in range(1, classes)])
+        if classes != 2:
+            from .ovr import OneVsRest
+            m = OneVsRest([m] + [cls(kernel, bits, dims, budget, width, C, m.table,
+                                     seed_state(seed + k), 0, True) for k in range(1, classes)])
+        if names is not None:  # an attribute only when given: each one costs the board RAM
+            m.names = names
+        return m
 
     # --- the model file (contract 4) ---
     @classmethod
