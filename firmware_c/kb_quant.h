@@ -72,10 +72,13 @@ static inline uint8_t kb_quant_one(const kb_quant_t *q, uint16_t j, int32_t x)
 
 /* The loops over n readings: int16_t (what most sensors and ADCs give) or int32_t readings
  * (24-bit ADCs, sums of readings) into codes, or into assoc's signed values, code - 2^(b-1)
- * (contract 9.1). One definition for the four, so they cannot drift apart. The fields are
+ * (contract 9.1). One definition for every loop, so they cannot drift apart. The fields are
  * read once into locals: a store into out (bytes) could otherwise alias *q, and the compiler
- * would read them again for every reading. */
-#define KB_QUANT_LOOP(name, raw_t, out_t, out_of)                                              \
+ * would read them again for every reading. `step` is how far apart one feature's lo, hi and M
+ * are from the next one's: 1 in the arrays a kb_quant_t usually points to, 3 where lo, hi and M
+ * are interleaved in one array (q->hi == q->lo + 1, q->M == q->lo + 2: kbit's table, which the
+ * native module reads in one pass). */
+#define KB_QUANT_LOOP(name, raw_t, out_t, out_of, step)                                        \
     static inline void name(const kb_quant_t *q, const raw_t *raw, out_t *out)                 \
     {                                                                                          \
         const int32_t *lo = q->lo, *hi = q->hi;                                                \
@@ -83,15 +86,15 @@ static inline uint8_t kb_quant_one(const kb_quant_t *q, uint16_t j, int32_t x)
         const uint8_t S = q->S, top = q->top, off = q->offset;                                 \
         const raw_t *const end = raw + q->n;                                                   \
         (void)off;                                                                             \
-        while (raw < end)                                                                      \
-            *out++ = out_of(kb_quant_code(*raw++, lo++, hi++, M++, R, S, top), off);           \
+        for (; raw < end; lo += (step), hi += (step), M += (step))                             \
+            *out++ = out_of(kb_quant_code(*raw++, lo, hi, M, R, S, top), off);                 \
     }
 #define KB_QUANT_CODE(c, off) (c)
 #define KB_QUANT_VALUE(c, off) ((int8_t)((int16_t)(c) - (int16_t)(off)))
-KB_QUANT_LOOP(kb_quant_codes, int16_t, uint8_t, KB_QUANT_CODE)
-KB_QUANT_LOOP(kb_quant_codes32, int32_t, uint8_t, KB_QUANT_CODE)
-KB_QUANT_LOOP(kb_quant_values, int16_t, int8_t, KB_QUANT_VALUE)
-KB_QUANT_LOOP(kb_quant_values32, int32_t, int8_t, KB_QUANT_VALUE)
+KB_QUANT_LOOP(kb_quant_codes, int16_t, uint8_t, KB_QUANT_CODE, 1)
+KB_QUANT_LOOP(kb_quant_codes32, int32_t, uint8_t, KB_QUANT_CODE, 1)
+KB_QUANT_LOOP(kb_quant_values, int16_t, int8_t, KB_QUANT_VALUE, 1)
+KB_QUANT_LOOP(kb_quant_values32, int32_t, int8_t, KB_QUANT_VALUE, 1)
 
 /* The fields that follow from the model: its type (ckp floors, assoc is signed) and code
  * width b (1..8). */

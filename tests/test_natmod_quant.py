@@ -11,22 +11,28 @@ import pytest
 from conftest import need
 from test_quant_c import MODELS, base_payload, frame, n_inputs, quant_section
 
-from kilobit.runtimes.micropython import kbit_unix, natmod
+from kilobit.runtimes.micropython import kbit_unix, natmod, rp2040_sim
 
 
-@pytest.fixture(scope="module")
-def x64():
-    need(kbit_unix.missing() or natmod.missing("x64"))
-    return natmod.files("x64")
+@pytest.fixture(scope="module", params=["x64", "armv6m"])
+def port(request):
+    """The unix port with the x64 modules, and the emulated Pico with the armv6m ones, whose
+    quantizer loops are kern_quant.c's assembly: (runtime, module files)."""
+    if request.param == "x64":
+        need(kbit_unix.missing() or natmod.missing("x64"))
+        return kbit_unix, natmod.files("x64")
+    need(rp2040_sim.missing() or natmod.missing("armv6m"))
+    return rp2040_sim, natmod.files("armv6m")
 
 
-def mp(tmp_path, code, files, models):
-    """The output lines of a snippet on the unix port; `models` ((board path, host path) each)
-    are its arguments, sys.argv[1:]."""
+def mp(tmp_path, code, port, models):
+    """The output lines of a snippet on port (the fixture's); `models` ((board path, host path)
+    each) are its arguments, sys.argv[1:]."""
+    runtime, files = port
     script = tmp_path / "snippet.py"
     script.write_text(code)
-    p = kbit_unix.run([str(script)] + [at for at, _ in models], files=list(files) + models,
-                      timeout=300)
+    p = runtime.run([str(script)] + [at for at, _ in models], files=list(files) + models,
+                    timeout=300)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     return p.stdout.splitlines()
 
@@ -89,7 +95,7 @@ print("done")
 """
 
 
-def test_native_quantize_equals_bytecode_and_the_contract(x64, tmp_path):
+def test_native_quantize_equals_bytecode_and_the_contract(port, tmp_path):
     from kilobit.core import quant as hq
     rng = np.random.default_rng(28)
     files, cases, want = [], [], []
@@ -115,7 +121,7 @@ def test_native_quantize_equals_bytecode_and_the_contract(x64, tmp_path):
                 if tc == "h" and (min(row) < -32768 or max(row) > 32767):
                     continue
                 want.append("%s %s" % (tc, " ".join(str(int(v)) for v in c)))
-    lines = mp(tmp_path, "CASES = %r\n" % cases + SAME, x64, files)
+    lines = mp(tmp_path, "CASES = %r\n" % cases + SAME, port, files)
     assert lines[-1] == "done"
     assert lines[:-1] == want
 
@@ -140,6 +146,15 @@ def outcome(f, *a):
         " ".join(str(c) for c in r)
 
 
+def swapped(other):
+    # m.quantize with m.quantizer replaced by other (m's own method, native, binds again)
+    m.quantizer = other
+    try:
+        return m.quantize(array("h", range(n)), bytearray(n))
+    finally:
+        m.quantizer = q
+
+
 calls = [
     ("list", lambda: m.quantize([1] * n, bytearray(n))),
     ("no out", lambda: m.quantize(good)),
@@ -149,10 +164,15 @@ calls = [
     ("short out", lambda: m.quantize(good, bytearray(n - 1))),
     ("bytes out", lambda: m.quantize(good, bytes(n))),
     ("signed out", lambda: m.quantize(good, array("b", bytes(n)))),
-    ("float raw", lambda: m.quantize(array("f", [1.0] * n), bytearray(n))),
+    # float(1), not a literal: the Pico's MicroPython has no floats (a NameError both ways)
+    ("float raw", lambda: m.quantize(array("f", [float(1)] * n), bytearray(n))),
     ("wide", lambda: m.quantize(array("i", [1 << 30] + [0] * (n - 1)), bytearray(n))),
     ("wide low", lambda: m.quantize(array("i", [-(1 << 30) - 1] + [0] * (n - 1)), bytearray(n))),
     ("quantizer list", lambda: q.quantize([1] * n, bytearray(n))),
+    ("out keyword", lambda: m.quantize(good, out=bytearray(n))),
+    ("three args", lambda: m.quantize(good, bytearray(n), 1)),
+    ("other quantizer", lambda: swapped(quant.Quantizer([0] * n, [9] * n, q.bits))),
+    ("no quantizer", lambda: swapped(None)),
     ("quantizer str", lambda: q.quantize("a" * n, bytearray(n))),
     ("rkp learn str", lambda: m.learn("a" * m.dims, 1)),
     ("rkp score str", lambda: m.score("a" * m.dims)),
@@ -174,7 +194,7 @@ for native in (True, False):
 """
 
 
-def test_native_calls_refuse_what_bytecode_refuses(x64, tmp_path):
+def test_native_calls_refuse_what_bytecode_refuses(port, tmp_path):
     """Each call once natively, once in bytecode: the same outcome (exception type, or the same
     codes), the model unchanged; a str is never taken as codes (RKP.learn("a", 1) used to learn
     code 97 natively)."""
@@ -184,7 +204,7 @@ def test_native_calls_refuse_what_bytecode_refuses(x64, tmp_path):
         path = tmp_path / ("%s.kb" % name)
         path.write_bytes(with_quantizer(name, [-100] * n, [100] * n))
         files.append(("/%s.kb" % name, str(path)))
-    lines = mp(tmp_path, REFUSED, x64, files)
+    lines = mp(tmp_path, REFUSED, port, files)
     half = len(lines) // 2
     native, byte = lines[:half], lines[half:]
     assert native[0] == "native True True True" and byte[0] == "native False False False"
@@ -195,5 +215,7 @@ def test_native_calls_refuse_what_bytecode_refuses(x64, tmp_path):
         assert what + " TypeError" in native, (what, native)
     for what in ("wide", "wide low", "short raw", "short out", "bytes out", "signed out"):
         assert what + " ValueError" in native, (what, native)
+    assert "three args TypeError" in native and "no quantizer ValueError" in native
+    assert any(line.startswith("other quantizer ok ") for line in native)
     assert any(line.startswith("list ok ") for line in native)
     assert any(line.startswith("no out ok ") for line in native)

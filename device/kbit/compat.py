@@ -170,7 +170,7 @@ def label_of(i, names):
 
 
 NATIVE = True  # False before importing the model modules: bytecode only
-NATIVE_ABI = 3  # the interface of the native modules (firmware_c/natmod/kbn.h, KBN_ABI)
+NATIVE_ABI = 4  # the interface of the native modules (firmware_c/natmod/kbn.h, KBN_ABI)
 NATIVE_STATUS = {}
 
 # sys.implementation._mpy >> 10: the native architecture of a port (py/persistentcode.h)

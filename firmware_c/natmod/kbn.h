@@ -36,7 +36,7 @@
 
 /* The interface version of the modules: kbit refuses a module whose ABI global differs (a
  * stale build beside a newer kbit). */
-#define KBN_ABI 3
+#define KBN_ABI 4
 
 /* kern_rkp.c: the score (y < 0) or one learning step (y = 0, 1) of kb_rkp.h. */
 int32_t kbn_rkp_step(kb_rkp_t *m, const uint8_t *u, int y, uint8_t *mistake);

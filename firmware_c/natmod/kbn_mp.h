@@ -54,6 +54,7 @@ typedef struct {
     mp_obj_t key_ctx; /* qstr _ctx */
     size_t hint;      /* where _ctx was in the last model's map */
     size_t hint_q;    /* where quantizer was in the last model's map (_kb_quant) */
+    int quant_py;     /* _kb_quant: every m.quantize runs its bytecode (kbit.quant.use_native) */
 } kbn_globals_t;
 
 kbn_globals_t kbn_g;
@@ -96,6 +97,7 @@ KBN_INLINE void kbn_init(void)
     kbn_g.key_ctx = MP_OBJ_NEW_QSTR(MP_QSTR__ctx);
     kbn_g.hint = 0;
     kbn_g.hint_q = 0;
+    kbn_g.quant_py = 0;
     mp_store_global(MP_QSTR_context, MP_OBJ_FROM_PTR(&kbn_g));
     mp_store_global(MP_QSTR_ABI, MP_OBJ_NEW_SMALL_INT(KBN_ABI));
 }

@@ -22,7 +22,7 @@ q = m.quantizer
 n = q.n
 raw = array("h", bytes(2 * n))
 for j in range(n):
-    lo, hi = q.lo[j], q.hi[j]
+    lo, hi = q.t[3 * j], q.hi[j]  # t: lo, up, M of each feature in turn
     v = lo + (hi - lo) * ((j * 37) % 101) // 100 - 3 + j % 7
     raw[j] = max(-32768, min(32767, v))
 out = array("b", bytes(n)) if q.off else bytearray(n)

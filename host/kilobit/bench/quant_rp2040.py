@@ -10,6 +10,7 @@ import tempfile
 import zlib
 
 from kilobit.core.paths import REPO
+from kilobit.runtimes.base import RuntimeFailure
 from kilobit.runtimes.micropython import kbit_unix, natmod, rp2040_sim
 
 SCRIPT = os.path.join(REPO, "tools", "replay", "time_quant.py")
@@ -38,20 +39,38 @@ def measure(n=48, runtime="rp2040-sim", repeat=50):
         p = mod.run([SCRIPT, "/q.kb", str(repeat)],
                     files=[("/q.kb", path)] + natmod.files(arch))
     if p.returncode != 0:
-        raise SystemExit(p.stderr[-2000:])
+        raise RuntimeFailure("time_quant.py on %s: %s" % (runtime, (p.stderr or p.stdout)[-2000:]))
     return p.stdout.splitlines()
+
+
+#: how each timing of time_quant.py calls it, in its output's order
+CALLS = ("m.quantize", "bound", "q.quantize")
+
+
+def figures(lines):
+    """measure()'s lines as {path: {call: (mean, median, max)}}, path "native" or "bytecode"
+    (no "native" when the native module did not load: the line saying why is under "why")."""
+    out = {}
+    for line in lines:
+        f = line.split()
+        if f and f[0] in ("native", "bytecode"):
+            out[f[0]] = {c: tuple(int(v) for v in f[3 + 5 * i:6 + 5 * i])
+                         for i, c in enumerate(CALLS)}
+        elif line.startswith("bytecode only: "):
+            out["why"] = line[len("bytecode only: "):]
+    return out
 
 
 def main(argv):
     n = int(argv[0]) if argv else 48
     runtime = argv[1] if len(argv) > 1 else "rp2040-sim"
-    for line in measure(n, runtime):
-        f = line.split()
-        print(line)
-        if runtime == "rp2040-sim" and f[0] in ("native", "bytecode"):
-            print("  %s, medians at 125 MHz: m.quantize %.1f us, bound once %.1f us, "
-                  "q.quantize %.1f us" % (f[0], 1e6 * int(f[4]) / PICO_HZ,
-                                          1e6 * int(f[9]) / PICO_HZ, 1e6 * int(f[14]) / PICO_HZ))
+    lines = measure(n, runtime)
+    print("\n".join(lines))
+    if runtime == "rp2040-sim":
+        for path, t in figures(lines).items():
+            if path != "why":
+                print("  %s, medians at 125 MHz: %s" % (path, ", ".join(
+                    "%s %.1f us" % (c, 1e6 * t[c][1] / PICO_HZ) for c in CALLS)))
 
 
 if __name__ == "__main__":

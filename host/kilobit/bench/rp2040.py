@@ -73,6 +73,10 @@ TARGETS_US = {"rkp": ("learn", 60), "ckp": ("learn", 100), "bonsai-mnist16": ("p
               "protonn-mnist16": ("predict", 300), "assoc": ("both", 500)}
 RKP_SPEEDUP = 50  # the RKP learn step, native against bytecode on the Pico
 NATIVE_OVER_FLOOR = 1.5
+#: issue 28: m.quantize of QUANT_N raw int16 readings, native on the Pico, median
+QUANT_N = 48
+QUANT_TARGET_US = 20
+QUANT_HEAD = "## m.quantize: raw readings to codes (issue 28)"
 
 
 def fresh_rkp():
@@ -207,7 +211,8 @@ def run(out="docs/benchmarks/rp2040.md", quick=False, progress=print, only=None)
         calib = rp2040_floor.calibrate()
     except RuntimeFailure as e:
         progress("calibration: %s" % e)
-    text = report(results, calib, quick, time.time() - t_start, only)
+    quant = quantize_figures(progress)
+    text = report(results, calib, quick, time.time() - t_start, only, quant)
     write_page(out, text)
     progress("wrote %s" % out)
     return results
@@ -280,7 +285,72 @@ def targets(results):
     return rows
 
 
-def report(results, calib, quick, seconds, only):
+def quantize_figures(progress=print):
+    """kilobit.bench.quant_rp2040's figures for QUANT_N readings on the emulated Pico, or
+    {"error": why}."""
+    from kilobit.bench import quant_rp2040
+    progress("m.quantize of %d readings on the Pico ..." % QUANT_N)
+    try:
+        return quant_rp2040.figures(quant_rp2040.measure(QUANT_N))
+    except RuntimeFailure as e:
+        return {"error": str(e)}
+
+
+def quantize_section(q):
+    """The page's lines for issue 28's m.quantize (q: quantize_figures()), its verdict last."""
+    nat, byte = q.get("native"), q.get("bytecode")
+    add = [QUANT_HEAD, "",
+           "`m.quantize(raw, out)` of %d raw int16 readings (a 3-axis sensor's 16 samples) into "
+           "a preallocated bytearray, on the emulated Pico, heap locked (tools/replay/"
+           "time_quant.py, an RKP model of %d inputs whose file holds an integer quantizer; "
+           "`python -m kilobit.bench.quant_rp2040`). Native: the model's own m.quantize made at "
+           "load by `_kb_quant` (firmware_c/natmod/quant.c), with kern_quant.c's Cortex-M0+ "
+           "loop (21 cycles a reading); bytecode: `kbit.quant.use_native(False)`. Both give the "
+           "same codes (the script stops otherwise). Cells: mean / median / max cycles of 50 "
+           "calls, the median at 125 MHz; a native max is the first call, which binds the "
+           "model's method to its quantizer."
+           % (QUANT_N, QUANT_N), ""]
+    if "error" in q or not byte:
+        add += ["Not measured: %s" % q.get("error", "no bytecode figures"), ""]
+    else:
+        def cell(t):
+            return "%s / %s / %s (%s)" % (_n(t[0]), _n(t[1]), _n(t[2]), _time(t[1], PICO_HZ))
+        add += ["| how it is called | Pico native | Pico bytecode | bytecode / native |",
+                "|---|---|---|---|"]
+        for call, what in (("m.quantize", "`m.quantize(raw, out)` as a user writes it"),
+                           ("bound", "bound once: `f = m.quantize`, then `f(raw, out)`"),
+                           ("q.quantize", "the quantizer's method, bound once: `f = "
+                                          "m.quantizer.quantize`")):
+            add.append("| %s | %s | %s | %s |" % (
+                what, cell(nat[call]) if nat else "-", cell(byte[call]),
+                "%.1fx" % (byte[call][1] / nat[call][1]) if nat else "-"))
+        add.append("")
+    us = 1e6 * nat["m.quantize"][1] / PICO_HZ if nat else None
+    add += ["| what | target | measured | |", "|---|---|---|---|",
+            "| m.quantize of %d readings, native on the Pico (median) | <= %d us | %s | %s |"
+            % (QUANT_N, QUANT_TARGET_US, "%.1f us" % us if us is not None else
+               q.get("why") or q.get("error") or "-",
+               "PASS" if us is not None and us <= QUANT_TARGET_US else "MISS"), ""]
+    return add
+
+
+def splice_quantize(page, section):
+    """Page text with its m.quantize section replaced by `section` (lines), or inserted before
+    the targets of issue 20 when it has none: `kilobit bench rp2040 --quantize` measures that
+    alone, the rest of the page as it was."""
+    text = "\n".join(section)
+    start = page.find(QUANT_HEAD)
+    if start < 0:
+        at = page.find("## Targets (issue 20)")
+        if at < 0:
+            raise KilobitError("the page has no '## Targets (issue 20)' section: run "
+                               "`kilobit bench rp2040` for the whole page first")
+        return page[:at] + text + "\n" + page[at:]
+    end = page.find("\n## ", start + len(QUANT_HEAD))
+    return page[:start] + text + ("\n" + page[end + 1:] if end >= 0 else "")
+
+
+def report(results, calib, quick, seconds, only, quant=None):
     from kilobit.runtimes.micropython.rp2040_sim import TITLE
     add = []
     add += ["# kbit on the emulated Raspberry Pi Pico (RP2040, 125 MHz)", "",
@@ -346,7 +416,8 @@ def report(results, calib, quick, seconds, only):
             r["label"], r["steps"], r["model_bytes"], _n(fp["mpy"]), _n(fp["mpy_all"]),
             _n(fp["natmod"]), imp(b), imp(n), _n(b.get("heap_import", 0)),
             _n(n.get("heap_import", 0)), _n(b.get("heap_model", 0))))
-    add += ["", "## Targets (issue 20)", "", "| what | target | measured | |", "|---|---|---|---|"]
+    add += [""] + (quantize_section(quant) if quant is not None else [])
+    add += ["## Targets (issue 20)", "", "| what | target | measured | |", "|---|---|---|---|"]
     add += ["| %s | %s | %s | %s |" % row for row in targets(results)]
     add += ["", "## Commands", ""]
     for r in results:
@@ -393,8 +464,20 @@ def add_args(b):
                    % QUICK_STEPS)
     b.add_argument("--only", action="append", help="only this case (repeatable): %s"
                    % ", ".join(c[0] for c in CASES))
+    b.add_argument("--quantize", action="store_true",
+                   help="measure m.quantize alone (issue 28) and replace its section of the "
+                        "existing page, the rest as it was")
 
 
 def main(a):
+    if a.quantize:
+        try:
+            with open(a.output) as f:
+                page = f.read()
+        except OSError as e:
+            raise KilobitError("--quantize updates an existing page: %s" % e)
+        write_page(a.output, splice_quantize(page, quantize_section(quantize_figures())))
+        print("wrote %s" % a.output)
+        return 0
     run(out=a.output, quick=a.quick, only=a.only)
     return 0
