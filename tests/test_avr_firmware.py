@@ -56,6 +56,11 @@ ATTINY_MISFITS = {
     "rkp-rbf-b3-t30-m12-a-1-s17.json": "static RAM 155 B",
     "rkp-rbf-b6-t50-m4-a-3-s15.json": "program 2230 B > 2048 B flash",
     "rkp-rbf-b8-t16-m64-a4-s13.json": "static RAM 1094 B",
+    # several classes run on the Uno only (kilobit.models.ovr_firmware.CLASSES_MCU)
+    "rkp-laplace-b4-t12-m4-a-4-k3-s40.json": "several classes on the Uno (atmega328p) only",
+    "rkp-rbf-b3-t6-m6-a-2-k5-s41.json": "this model has 5 classes",
+    "rkp-laplace-b4-t10-m16-a-3-k10-s42.json": "this model has 10 classes",
+    "rkp-rbf-b1-t1-m1-a0-k255-s43.json": "this model has 255 classes",
 }
 
 
@@ -107,18 +112,14 @@ def test_misfit_is_a_clear_runtime_failure(sim):
 
 
 def test_every_golden_file_fits_the_uno_and_runs_in_ci(sim):
-    """All of them fit the Uno's 2 KB, but the one-vs-rest learners' (rkp, ckp of K > 2
-    classes), which the Uno firmwares refuse: they hold one binary learner; tests/test_golden.py
-    replays every file on every runtime of DEFAULT_RUNTIMES, uno-sim included, so they are not
-    replayed twice here."""
+    """All of them fit the Uno's 2 KB, the one-vs-rest learners' (K > 2 classes) included;
+    tests/test_golden.py replays every file on every runtime of DEFAULT_RUNTIMES, uno-sim
+    included, so they are not replayed twice here."""
     assert "uno-sim" in DEFAULT_RUNTIMES
+    assert any(golden.load(path)["params"].get("classes", 2) > 2 for path in FILES)
     for path in FILES:
         ok, why = firmware.fits(model_of(path), "uno")
-        doc = golden.load(path)
-        if doc["model"] in ("rkp", "ckp") and doc["params"].get("classes", 2) > 2:
-            assert not ok and "holds one binary learner" in why, (path, why)
-        else:
-            assert ok, why
+        assert ok, why
 
 
 def test_uno_stack_stays_in_its_reserve(sim):

@@ -43,8 +43,14 @@
 #error "the UART firmware takes at most 254 codes per frame"
 #endif
 
+#ifdef KB_FW_CLASSES /* K learners: the step reads the memory of the learner stepping */
+#define kb_ckp_mem (*kb_fw_mem)
+#endif
 #include "../kb_ckp.h"
 #include "kb_uart.h"
+#if defined(KB_FW_CLASSES) && defined(KB_CKP_ASM)
+#error "the assembly step (no multiplier) holds one learner: several classes need the C step"
+#endif
 
 #define KB_OP_LEARN 'L'
 #define KB_OP_QUERY 'Q'
@@ -72,30 +78,45 @@ static const uint8_t kb_info[] PROGMEM = {
     (uint8_t)(KB_CKP_CONST_MEM_BYTES & 0xFF), (uint8_t)(KB_CKP_CONST_MEM_BYTES >> 8),
 };
 
+static uint8_t frame[1 + KB_DIMS]; /* the label (learn), then the codes */
+
+#define KB_FW_STATE_T kb_ckp_t
+#define KB_FW_SCORE_T kb_ckp_score_t
+#define KB_FW_LEARN(m, u, y, mistake) kb_ckp_step(m, u, y, mistake)
+#define KB_FW_SCORE(m, u) kb_ckp_step(m, u, 0, NULL)
+#define KB_FW_MEM kb_ckp_mem
+#define KB_FW_MEM_BYTES KB_CKP_CONST_MEM_BYTES
+#define KB_FW_MEM_ALLOC KB_CKP_CONST_MEM_BYTES
+#ifndef KB_FW_CLASSES
 /* not static when the step is kb_ckp_step.S, which reads it by name */
 KB_CKP_LINK kb_ckp_t kb_ckp_model = {KB_FW_RNG, KB_FW_COUNT, KB_FW_NORM, KB_FW_B, KB_FW_N1};
 #define model kb_ckp_model
-static uint8_t frame[1 + KB_DIMS]; /* the label (learn), then the codes */
+#endif
+#include "kb_ovr_fw.h" /* one learner or K (one-vs-rest) */
+#ifdef KB_FW_CLASSES
+#define model kb_fw_states[0] /* the dump's generator state */
+#endif
 
 /* the learnt state, checkpointed to EEPROM when the build asks for it (kb_persist.h) */
-#define KB_STATE_HEAD model
-#define KB_STATE_MEM kb_ckp_mem
-#define KB_STATE_MEM_BYTES KB_CKP_CONST_MEM_BYTES
+#define KB_STATE_HEAD KB_FW_STATE
+#define KB_STATE_MEM KB_FW_MEMS
+#define KB_STATE_MEM_BYTES KB_FW_MEMS_BYTES
 /* a mistake can move every stored vector (a new schedule recompresses them all, 6.2) */
-#define KB_STATE_STEP_BYTES (sizeof model + KB_CKP_CONST_MEM_BYTES)
+#define KB_STATE_STEP_BYTES (sizeof KB_FW_STATE + KB_FW_MEMS_BYTES)
 #include "kb_persist.h"
 
 /* flags (bit 0: prediction s > 0, bit 1: mistake), count, score (little-endian, signed). */
 static void reply_step(uint8_t op, kb_ckp_score_t s, uint8_t flags)
 {
     uint8_t i;
-    kb_reply_begin(op, (uint16_t)(3u + KB_SCORE_BYTES));
+    kb_reply_begin(op, (uint16_t)(3u + KB_SCORE_BYTES + KB_FW_CLASS_BYTES));
     kb_tx_crc((uint8_t)(flags | (s > 0)));
-    kb_tx16((uint16_t)model.count);
+    kb_tx16(KB_FW_COUNT_ALL());
     for (i = 0; i < KB_SCORE_BYTES; i++) {
         kb_tx_crc((uint8_t)s);
         s = (kb_ckp_score_t)(s >> 8); /* arithmetic shift of a negative score: the bytes */
     }
+    KB_FW_TX_CLASS();
     kb_reply_end();
 }
 
@@ -130,7 +151,7 @@ int main(void)
             err = KB_ERR_FRAME_CRC;
         else if (err == 0 && len != need)
             err = KB_ERR_FRAME_LEN;
-        else if (err == 0 && learn && frame[0] > 1u)
+        else if (err == 0 && learn && frame[0] >= KB_FW_NCLASS)
             err = KB_ERR_FRAME_LABEL;
         else if (err == 0 && (learn || op == KB_OP_QUERY)) {
             uint8_t j;
@@ -154,6 +175,8 @@ int main(void)
                 s = kb_ckp_learn(&model, u, frame[0], &mistake);
             else
                 s = kb_ckp_score(&model, u);
+#elif defined(KB_FW_CLASSES)
+            s = kb_fw_step_all(u, frame[0], learn ? &mistake : NULL);
 #else
             /* one call site: the score and the learning step are one function, inlined once */
             s = kb_ckp_step(&model, u, frame[0], learn ? &mistake : NULL);
@@ -164,11 +187,11 @@ int main(void)
                 KB_DIRTY = 1;
             reply_step(op, s, KB_LEARN_FLAGS(mistake));
         } else if (op == KB_OP_DUMP) {
-            const uint16_t n = kb_dump_bytes(len, frame[0], KB_CKP_CONST_MEM_BYTES);
+            const uint16_t n = kb_dump_bytes(len, frame[0], KB_FW_DUMP_BYTES);
             kb_reply_begin(op, (uint16_t)(4u + n));
             kb_tx16(model.rng);
             kb_tx16((uint16_t)model.count);
-            kb_tx_dump(kb_ckp_mem, n);
+            KB_FW_TX_DUMP(n);
             kb_reply_end();
 #ifdef KB_PERSIST_EVERY
         } else if (op == KB_OP_CHECKPOINT) {
@@ -176,13 +199,15 @@ int main(void)
 #endif
         } else if (op == KB_OP_INFO) {
             uint8_t j;
-            kb_reply_begin(op, (uint16_t)(sizeof kb_info + KB_CKP_CONST_NTAB));
+            kb_reply_begin(op, (uint16_t)(sizeof kb_info + KB_CKP_CONST_NTAB +
+                                          KB_FW_INFO_CLASSES));
             for (j = 0; j < sizeof kb_info; j++)
                 kb_tx_crc(pgm_read_byte(&kb_info[j]));
 #if KB_CKP_CONST_NTAB > 0
             for (j = 0; j < KB_CKP_CONST_NTAB; j++)
                 kb_tx_crc(KB_TABLE_READ(kb_ckp_table, j));
 #endif
+            KB_FW_TX_INFO_CLASSES();
             kb_reply_end();
         } else { /* KB_OP_STOP */
             kb_reply_begin(op, 0);

@@ -57,6 +57,9 @@
 #define KB_RKP_ACC_LOG2 2
 #endif
 
+#ifdef KB_FW_CLASSES /* K learners: the step reads the memory of the learner stepping */
+#define kb_rkp_mem (*kb_fw_mem)
+#endif
 #include "../kb_rkp.h"
 
 #include "kb_uart.h" /* line, frames, CRC-8 and error replies (docs/uart-protocol.md) */
@@ -89,29 +92,48 @@ static const uint8_t kb_info[] PROGMEM = {
     (uint8_t)(KB_MEM_BYTES & 0xFF), (uint8_t)(KB_MEM_BYTES >> 8),
 };
 
-static kb_rkp_t model = {KB_FW_RNG, KB_FW_COUNT};
 static uint8_t u[KB_DIMS]; /* the frame buffer: the codes of the current frame */
 
+#define KB_FW_STATE_T kb_rkp_t
+#define KB_FW_SCORE_T kb_score_t
+#define KB_FW_LEARN(m, u, y, mistake) kb_rkp_learn(m, u, y, mistake)
+#define KB_FW_SCORE(m, u) kb_rkp_score(m, u)
+#define KB_FW_MEM kb_rkp_mem
+#define KB_FW_MEM_BYTES KB_MEM_BYTES
+#define KB_FW_MEM_ALLOC KB_RKP_CONST_MEM_ALLOC
+#ifndef KB_FW_CLASSES
+static kb_rkp_t model = {KB_FW_RNG, KB_FW_COUNT};
+#endif
+#include "kb_ovr_fw.h" /* one learner or K (one-vs-rest) */
+#ifdef KB_FW_CLASSES
+#define model kb_fw_states[0] /* the dump's generator state */
+#endif
+
 /* the learnt state, checkpointed to EEPROM when the build asks for it (kb_persist.h) */
-#define KB_STATE_HEAD model
-#define KB_STATE_MEM kb_rkp_mem
-#define KB_STATE_MEM_BYTES KB_MEM_BYTES
+#define KB_STATE_HEAD KB_FW_STATE
+#define KB_STATE_MEM KB_FW_MEMS
+#define KB_STATE_MEM_BYTES KB_FW_MEMS_BYTES
+#ifndef KB_FW_CLASSES
 /* a mistake changes the generator, the count and the bytes one support vector spans */
 #define KB_STATE_STEP_BYTES \
     (sizeof model + (KB_RKP_CONST_DIMS * KB_RKP_CONST_BITS + 1L + 7L + 7L) / 8L)
+#else
+#define KB_STATE_STEP_BYTES (sizeof kb_fw_states + sizeof kb_fw_mems) /* K learners may store */
+#endif
 #include "kb_persist.h"
 
 /* flags (bit 0: prediction s > 0, bit 1: mistake), count, score (little-endian, signed). */
 static void reply_step(uint8_t op, kb_score_t s, uint8_t flags)
 {
     uint8_t i;
-    kb_reply_begin(op, (uint16_t)(3u + sizeof s));
+    kb_reply_begin(op, (uint16_t)(3u + sizeof s + KB_FW_CLASS_BYTES));
     kb_tx_crc((uint8_t)(flags | (s > 0)));
-    kb_tx16((uint16_t)model.count);
+    kb_tx16(KB_FW_COUNT_ALL());
     for (i = 0; i < sizeof s; i++) {
         kb_tx_crc((uint8_t)s);
         s = (kb_score_t)(s >> 8); /* arithmetic shift of a negative score: the byte pattern */
     }
+    KB_FW_TX_CLASS();
     kb_reply_end();
 }
 
@@ -162,7 +184,7 @@ int main(void)
             err = KB_ERR_FRAME_CRC;
         else if (err == 0 && len != need)
             err = KB_ERR_FRAME_LEN;
-        else if (err == 0 && op == KB_OP_LEARN && y > 1u)
+        else if (err == 0 && op == KB_OP_LEARN && y >= KB_FW_NCLASS)
             err = KB_ERR_FRAME_LABEL;
         else if (err == 0 && (op == KB_OP_LEARN || op == KB_OP_QUERY)) {
             uint8_t j;
@@ -180,7 +202,7 @@ int main(void)
             uint8_t mistake;
             MARK(1);
             KB_BARRIER();
-            s = kb_rkp_learn(&model, u, y, &mistake);
+            s = KB_FW_LEARN_ALL(u, y, &mistake);
             KB_BARRIER();
             MARK(2);
             if (mistake)
@@ -190,16 +212,16 @@ int main(void)
             kb_score_t s;
             MARK(3);
             KB_BARRIER();
-            s = kb_rkp_score(&model, u);
+            s = KB_FW_SCORE_ALL(u);
             KB_BARRIER();
             MARK(4);
             reply_step(op, s, 0);
         } else if (op == KB_OP_DUMP) {
-            const uint16_t n = kb_dump_bytes(len, first, KB_MEM_BYTES);
+            const uint16_t n = kb_dump_bytes(len, first, KB_FW_DUMP_BYTES);
             kb_reply_begin(op, (uint16_t)(4u + n));
             kb_tx16(model.rng);
             kb_tx16((uint16_t)model.count);
-            kb_tx_dump(kb_rkp_mem, n);
+            KB_FW_TX_DUMP(n);
             kb_reply_end();
 #ifdef KB_PERSIST_EVERY
         } else if (op == KB_OP_CHECKPOINT) {
@@ -207,13 +229,15 @@ int main(void)
 #endif
         } else if (op == KB_OP_INFO) {
             uint8_t j;
-            kb_reply_begin(op, (uint16_t)(sizeof kb_info + KB_RKP_CONST_NTAB));
+            kb_reply_begin(op, (uint16_t)(sizeof kb_info + KB_RKP_CONST_NTAB +
+                                          KB_FW_INFO_CLASSES));
             for (j = 0; j < sizeof kb_info; j++)
                 kb_tx_crc(pgm_read_byte(&kb_info[j]));
 #if KB_RKP_CONST_NTAB > 0
             for (j = 0; j < KB_RKP_CONST_NTAB; j++)
                 kb_tx_crc(KB_TABLE_READ(kb_rkp_table, j));
 #endif
+            KB_FW_TX_INFO_CLASSES();
             kb_reply_end();
         } else { /* KB_OP_STOP */
             kb_reply_begin(op, 0);

@@ -147,14 +147,6 @@ def split_codes(m, scaler, data_name, test=None, seed=0, quantize=None, binary=N
     return split, q(sc.transform(split.X_train), bits), q(sc.transform(split.X_test), bits)
 
 
-def binary_only(name, m):
-    """Why an AVR learner firmware cannot run model m (a text), or None: it holds one binary
-    learner, so a model of K > 2 classes (one-vs-rest) runs in C on the host and in kbit only."""
-    K = getattr(m, "classes", 2)
-    return None if K == 2 else ("the %s firmware holds one binary learner; this model has %d "
-                                "classes (one-vs-rest)" % (name, K))
-
-
 def train_split(a):
     """(split, K) of `kilobit train rkp|ckp`'s --data/--test/--seed: labels 0 .. K-1, K >= 2
     (a binary learner for 2, one-vs-rest for more); refused past 255 classes or with a single

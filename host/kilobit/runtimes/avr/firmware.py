@@ -105,7 +105,7 @@ def build(model_bytes, board_name, baud=BAUD, checkpoint_every=None):
     extra = [os.path.join(FIRMWARE_C, p) for p in getattr(fw, "EXTRA_SOURCES", ())]
     depends = [source] + extra + [os.path.join(FIRMWARE_C, p) for p in fw.DEPENDS]
     reserve = getattr(fw, "STACK_RESERVE", STACK_RESERVE)
-    why = fw.refuse(model_bytes) if hasattr(fw, "refuse") else None  # a model it cannot run
+    why = fw.refuse(model_bytes, b["mcu"]) if hasattr(fw, "refuse") else None  # cannot run
     if why:
         raise FitError("does not fit %s: %s" % (b["name"], why))
     header = fw.header(model_bytes)

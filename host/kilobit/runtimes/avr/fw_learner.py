@@ -7,6 +7,7 @@ all at once, a serial port frame by frame).
     finally         dump
 """
 from kilobit.models import registry
+from kilobit.models.ovr import learners_of
 from kilobit.runtimes.avr import protocol
 from kilobit.runtimes.base import RuntimeFailure
 
@@ -19,7 +20,8 @@ def check_info(reply, m, board):
     if reply.code != "I":
         raise RuntimeFailure("%s: expected an info reply, got %r" % (board, reply))
     info = reply.info()
-    want = dict(registry.of_class(type(m)).firmware.info(m), version=protocol.VERSION)
+    spec = registry.of_class(type(learners_of(m)[0]))  # K classes: their learners' type
+    want = dict(spec.firmware.info(m), version=protocol.VERSION)
     for k, v in want.items():
         if info[k] != v:
             raise RuntimeFailure("%s: info says %s = %r, model file %r" % (board, k, info[k], v))

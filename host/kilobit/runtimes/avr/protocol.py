@@ -11,12 +11,19 @@ CRC-8 is polynomial 0x07, initial value 0, no reflection, no final xor (CRC-8/SM
     D   [] or [1]              D: rng u16, count u16, memory (omitted for [1] if unchanged)
     I   []                     I: version, type, kernel, bits, dims u16, budget u16, width i8,
                                   C, ntab, score bytes, memory bytes u16, table[ntab]
+                                  (K >= 3 classes: then K)
     S   []                     S: (empty), then the chip stops
     C   []                     C: result (0 written, 1 unchanged), seq (a firmware built with
                                   checkpoints, firmware_c/avr/kb_persist.h)
     any bad frame              E: error code, op
 flags: bit 0 the prediction (score > 0), bit 1 a mistake (the example was learnt), bit 2 a
 checkpoint was written to EEPROM after the step.
+
+A firmware of K >= 3 classes (one-vs-rest, firmware_c/avr/kb_ovr_fw.h) takes labels 0 .. K-1;
+its learn and query replies end with the class answered (u8, after the score), their count is
+the learners' summed, the score the largest, and a mistake means any learner stored; a dump's
+memory is the K memories back to back (rng is learner 0's). A binary firmware's frames are
+unchanged.
 """
 import struct
 
@@ -29,7 +36,7 @@ OP_LEARN, OP_QUERY, OP_DUMP, OP_INFO, OP_STOP, OP_CHECKPOINT = b"LQDISC"
 FLAG_CHECKPOINT = 4  # in a learn reply's flags: a checkpoint was written after the step
 REP_ERROR = ord("E")
 
-ERRORS = {1: "bad checksum", 2: "bad length", 3: "code out of range", 4: "label not 0/1",
+ERRORS = {1: "bad checksum", 2: "bad length", 3: "code out of range", 4: "label out of range",
           5: "unknown op"}
 ERR_CRC, ERR_LEN, ERR_CODE, ERR_LABEL, ERR_OP = 1, 2, 3, 4, 5
 
@@ -108,7 +115,12 @@ class Reply:
 
     @property
     def pred(self):
-        return self.payload[0] & 1
+        """The class answered: the score's sign for one binary learner, else the class byte."""
+        return self.payload[-1] if self._has_class() else self.payload[0] & 1
+
+    def _has_class(self):
+        # a score is 2 or 4 bytes after flags and count: one byte more is the class
+        return len(self.payload) - 3 in (3, 5)
 
     @property
     def mistake(self):
@@ -120,7 +132,7 @@ class Reply:
 
     @property
     def score(self):
-        raw = self.payload[3:]
+        raw = self.payload[3:len(self.payload) - self._has_class()]
         if len(raw) not in (2, 4):
             raise ProtocolError("score of %d bytes" % len(raw))
         return int.from_bytes(raw, "little", signed=True)
@@ -138,7 +150,9 @@ class Reply:
     # info
     def info(self):
         d = dict(zip(INFO_FIELDS, INFO.unpack_from(self.payload)))
-        d["table"] = list(self.payload[INFO.size:INFO.size + d["ntab"]])
+        end = INFO.size + d["ntab"]
+        d["table"] = list(self.payload[INFO.size:end])
+        d["classes"] = self.payload[end] if len(self.payload) > end else 2
         return d
 
     # error
