@@ -402,3 +402,33 @@ def test_new_learners_take_the_users_labels():
         for bad in (("a", "b", "c"), ("a", ""), ("a", "b" * 33), ("a", "\t"), ("a", 1)):
             with pytest.raises(ValueError):
                 make(names=bad)
+
+
+def test_new_learners_take_the_raw_readings_range():
+    """RKP.new / CKP.new(lo=, hi=): the learner gets contract 1.1's integer quantizer from the
+    sensor's range; its file's quantizer on the host makes the same codes of every reading."""
+    import io
+    from array import array
+    import numpy as np
+    from kbit.ckp import CKP
+    from kbit.rkp import RKP
+    from kilobit.models import registry
+    g = np.random.default_rng(5)
+    rows = g.integers(-32768, 32768, (200, 3))
+    rows[:4] = [[-32768] * 3, [32767] * 3, [0, -1, 1], [-20000, 20000, 1000]]
+    for m in (RKP.new("laplace", 4, 3, 10, -2, lo=-32768, hi=32767, classes=3),
+              CKP.new(5, 3, 100, 500, lo=[-32768, -1000, 0], hi=[32767, 1000, 4095])):
+        f = io.BytesIO()
+        m.save(f)
+        spec = registry.of_file(f.getvalue())
+        _, extras = spec.load(f.getvalue())
+        want = extras.quant.codes(rows.astype(np.float64))
+        got = [list(m.quantize(array("i", [int(v) for v in r]))) for r in rows]
+        assert got == want.tolist()
+        assert extras.quant.floor == (spec.name == "ckp")
+    with pytest.raises(ValueError):
+        RKP.new("laplace", 4, 3, 10, -2, lo=0)  # a range needs both ends
+    with pytest.raises(ValueError):
+        RKP.new("laplace", 4, 3, 10, -2, lo=5, hi=4)  # lo above hi
+    with pytest.raises(ValueError):
+        RKP.new("laplace", 4, 3, 10, -2, lo=[0, 0], hi=[1, 1])  # 2 bounds for 3 inputs

@@ -26,7 +26,7 @@ the bytecode either way. As in kbit.rkp, the kernel's context `_ctx` is made wit
 keeps no state of its own (firmware_c/natmod/kbn_mp.h).
 """
 from .compat import const, lock as _lock, unlock as _unlock, check_codes as _check_codes
-from .compat import label_names as _label_names
+from .compat import bounds as _bounds, label_names as _label_names
 
 from array import array
 
@@ -175,15 +175,18 @@ class CKP(Binary):
 
     @classmethod
     def new(cls, bits, dims, L, width, C=255, seed=0, classes=2,
-            names=None):
+            names=None, lo=None, hi=None):
         """An empty learner from its parameters alone, as the host's kilobit.models.ckp.CKPInt
         makes it (same names; width: A in thousandths): the power and loss_q tables are
         computed here, integer-only, equal to the host's (big ints: a few ms per support
         vector of B_max on a board). classes > 2: a kbit.ovr.OneVsRest of that many learners
         sharing the tables, learner k seeded seed + k (contract 6.8). names: the user's labels
-        of the classes (predict answers them, learn takes them; saved with the model)."""
+        of the classes (predict answers them, learn takes them; saved with the model). lo, hi:
+        the raw readings' range (an int, or one per input): the integer quantizer of contract
+        1.1 (ckp's floor), so m.quantize(raw) makes its codes."""
         from .rng import seed_state
         names = _label_names(names, classes)
+        q = _bounds(lo, hi, dims)
         m = cls(bits, dims, L, width, C, None, None, None, None, seed_state(seed))
         if classes != 2:
             from .ovr import OneVsRest
@@ -192,6 +195,9 @@ class CKP(Binary):
                                  for k in range(1, classes)])
         if names is not None:  # an attribute only when given: each one costs the board RAM
             m.names = names
+        if q:
+            from .quant import give
+            give(m, q[0], q[1], bits, floor=True)
         return m
 
     def _set_count(self, n):

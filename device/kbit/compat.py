@@ -162,6 +162,17 @@ def label_names(names, k):
     return names
 
 
+def bounds(lo, hi, n):
+    """None when neither lo nor hi is given, else the quantizer's bounds of n raw inputs
+    (kbit.quant.bounds: imported only then); ValueError when only one is given."""
+    if lo is None and hi is None:
+        return None
+    if lo is None or hi is None:
+        raise ValueError("give both lo and hi, the raw readings' range")
+    from .quant import bounds
+    return bounds(lo, hi, n)
+
+
 def label_of(i, names):
     """What a model answers for class id i: names[i] when the file named it, else i."""
     if names is not None and 0 <= i < len(names):

@@ -174,11 +174,9 @@ def read_extras(r, m, flags, n, name, bits, floor, signed, bad):
         if not (_int32s(r, lo) and _int32s(r, hi)):
             return wrong
         try:
-            m.quantizer = Quantizer(lo, hi, bits, floor, signed)
+            give(m, lo, hi, bits, floor, signed)
         except ValueError:
             return wrong
-        if _nat and bits <= 8:
-            _nat.attach(m)  # m.quantize found in m's own attributes (quant.c: attach)
     if flags & LABELS:
         k = r.read(1)[0]
         if not k:
@@ -197,6 +195,32 @@ def read_extras(r, m, flags, n, name, bits, floor, signed, bad):
             return wrong
         m.names = tuple(names)
     return None
+
+
+def give(m, lo, hi, bits, floor=False, signed=False):
+    """Give model m the integer quantizer of bounds lo, hi (array("i"): one per raw input) as
+    its file would (contract 1.1); ValueError for bounds out of the contract's ranges."""
+    m.quantizer = Quantizer(lo, hi, bits, floor, signed)
+    if _nat and bits <= 8:
+        _nat.attach(m)  # m.quantize found in m's own attributes (quant.c: attach)
+
+
+def bounds(lo, hi, n):
+    """The bounds of n raw inputs from what a user gives: an int each (a sensor's range, every
+    input alike) or n ints each; ValueError/TypeError otherwise."""
+    out = []
+    for b in (lo, hi):
+        if type(b) is int:
+            a = array("i", bytes(4 * n))
+            for j in range(n):
+                a[j] = b
+        else:
+            _ints(b, "bounds")
+            if len(b) != n:
+                raise ValueError("expected %d bounds, got %d" % (n, len(b)))
+            a = array("i", b)
+        out.append(a)
+    return out
 
 
 def trailer(m):

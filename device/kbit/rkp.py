@@ -32,7 +32,7 @@ mistake and memory stay plain attributes, and the native module binds again, wit
 whenever Python has set, replaced or resized one of them (firmware_c/natmod/kbn_mp.h).
 """
 from .compat import const, lock as _lock, unlock as _unlock, check_codes as _check_codes
-from .compat import label_names as _label_names
+from .compat import bounds as _bounds, label_names as _label_names
 
 from array import array
 
@@ -140,14 +140,17 @@ class RKP(Binary):
 
     @classmethod
     def new(cls, kernel, bits, dims, budget, width, C=255, seed=0, classes=2,
-            names=None):
+            names=None, lo=None, hi=None):
         """An empty learner from its parameters alone, as the host's trainer makes it
         (kilobit.models.rkp: same names, C and seed): the power table is computed here,
         integer-only, equal to the host's. classes > 2: a kbit.ovr.OneVsRest of that many
         learners sharing the table, learner k seeded seed + k (contract 3.6). names: the user's
-        labels of the classes (predict answers them, learn takes them; saved with the model)."""
+        labels of the classes (predict answers them, learn takes them; saved with the model).
+        lo, hi: the raw readings' range (an int, or one per input), which gives the learner
+        the integer quantizer of contract 1.1, so m.quantize(raw) makes its codes."""
         from .rng import seed_state
         names = _label_names(names, classes)
+        q = _bounds(lo, hi, dims)
         m = cls(kernel, bits, dims, budget, width, C, None, seed_state(seed))
         if classes != 2:
             from .ovr import OneVsRest
@@ -155,6 +158,9 @@ class RKP(Binary):
                                      seed_state(seed + k), 0, True) for k in range(1, classes)])
         if names is not None:  # an attribute only when given: each one costs the board RAM
             m.names = names
+        if q:
+            from .quant import give
+            give(m, q[0], q[1], bits)
         return m
 
     # --- the model file (contract 4) ---
