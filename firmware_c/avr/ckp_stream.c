@@ -82,8 +82,7 @@ static uint8_t frame[1 + KB_DIMS]; /* the label (learn), then the codes */
 
 #define KB_FW_STATE_T kb_ckp_t
 #define KB_FW_SCORE_T kb_ckp_score_t
-#define KB_FW_LEARN(m, u, y, mistake) kb_ckp_step(m, u, y, mistake)
-#define KB_FW_SCORE(m, u) kb_ckp_step(m, u, 0, NULL)
+#define KB_FW_STEP(m, u, y, mistake) kb_ckp_step(m, u, y, mistake)
 #define KB_FW_MEM kb_ckp_mem
 #define KB_FW_MEM_BYTES KB_CKP_CONST_MEM_BYTES
 #define KB_FW_MEM_ALLOC KB_CKP_CONST_MEM_BYTES

@@ -12,6 +12,21 @@ one struct-array initialiser and the K memories as another, all in the Uno's RAM
 CLASSES_MCU = "atmega328p"
 
 
+#: stack the K-learner loop (kb_fw_step_all's frame) needs above the binary firmware's reserve
+#: on the Uno: measured over the multi-class golden files, ckp 69 B against the binary's 61 B
+#: deepest (64 B reserve), rkp 44 B
+CLASSES_STACK = 16
+
+
+def stack_reserve(m):
+    """{mcu: stack bytes} the firmware of model m reserves: the AVR firmwares' own, plus
+    CLASSES_STACK on the Uno for K >= 3 classes."""
+    from kilobit.runtimes.avr.firmware import STACK_RESERVE
+    if getattr(m, "classes", 2) == 2:
+        return STACK_RESERVE
+    return dict(STACK_RESERVE, **{CLASSES_MCU: STACK_RESERVE[CLASSES_MCU] + CLASSES_STACK})
+
+
 def c_array(values):
     """A C initialiser of integers."""
     return "{%s}" % ", ".join(str(int(v)) for v in values)

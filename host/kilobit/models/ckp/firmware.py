@@ -25,6 +25,11 @@ def refuse(model_bytes, mcu=None):
     return ovr_firmware.refuse("ckp", CKPInt.from_bytes(model_bytes)[0], mcu)
 
 
+def stack_reserve(model_bytes):
+    """{mcu: stack bytes} this model's firmware reserves (more for several classes)."""
+    return ovr_firmware.stack_reserve(CKPInt.from_bytes(model_bytes)[0])
+
+
 def header(model_bytes, frames=True):
     """The C header of a ckp model file. Raises ModelFileError for a bad file and, with `frames`
     (the UART firmware's header), KilobitError for a model its frames cannot carry (more than

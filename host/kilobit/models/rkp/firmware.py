@@ -24,6 +24,11 @@ def refuse(model_bytes, mcu=None):
     return ovr_firmware.refuse("rkp", RKPInt.from_bytes(model_bytes)[0], mcu)
 
 
+def stack_reserve(model_bytes):
+    """{mcu: stack bytes} this model's firmware reserves (more for several classes)."""
+    return ovr_firmware.stack_reserve(RKPInt.from_bytes(model_bytes)[0])
+
+
 def header(model_bytes, frames=True):
     """The C header of a model file: parameters, power table, state. Raises ModelFileError for a
     bad file and, with `frames` (the UART firmware's header), KilobitError for a model its frames
