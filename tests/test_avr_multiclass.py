@@ -7,12 +7,12 @@ import os
 
 import pytest
 
-from conftest import need
 from kilobit import golden
 from kilobit.models import ovr_firmware, registry
 from kilobit.runtimes import RuntimeFailure
-from kilobit.runtimes.avr import firmware, kb_sim, powercut, protocol
+from kilobit.runtimes.avr import firmware, powercut, protocol
 from kilobit.runtimes.avr.sim_runtimes import Attiny2313SimRuntime, UnoSimRuntime, session
+from test_avr_firmware import model_of, sim  # noqa: F401 (sim: the simulator's fixture)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MULTI = sorted(p for p in glob.glob(os.path.join(HERE, "golden", "*.json"))
@@ -21,16 +21,6 @@ MULTI = sorted(p for p in glob.glob(os.path.join(HERE, "golden", "*.json"))
 RKP3 = os.path.join(HERE, "golden", "rkp-laplace-b4-t12-m4-a-4-k3-s40.json")
 CKP3 = os.path.join(HERE, "golden", "ckp-L120-bits6-classes3-dims2-seed33-steps300-width100.json")
 CKP255 = os.path.join(HERE, "golden", "ckp-L2-bits1-classes255-dims1-seed35-steps120-width1000.json")
-
-
-@pytest.fixture(scope="module")
-def sim():
-    need(kb_sim.missing())
-    kb_sim.build_sim()
-
-
-def model_of(path):
-    return bytes.fromhex(golden.load(path)["model_file"])
 
 
 def test_the_multiclass_golden_files_are_here():

@@ -91,15 +91,7 @@ static uint8_t frame[1 + KB_DIMS]; /* the label (learn), then the codes */
 KB_CKP_LINK kb_ckp_t kb_ckp_model = {KB_FW_RNG, KB_FW_COUNT, KB_FW_NORM, KB_FW_B, KB_FW_N1};
 #define model kb_ckp_model
 #endif
-#include "kb_ovr_fw.h" /* one learner or K (one-vs-rest) */
-#ifdef KB_FW_CLASSES
-#define model kb_fw_states[0] /* the dump's generator state */
-#endif
-
-/* the learnt state, checkpointed to EEPROM when the build asks for it (kb_persist.h) */
-#define KB_STATE_HEAD KB_FW_STATE
-#define KB_STATE_MEM KB_FW_MEMS
-#define KB_STATE_MEM_BYTES KB_FW_MEMS_BYTES
+#include "kb_ovr_fw.h" /* one learner or K (one-vs-rest); the state kb_persist.h saves */
 /* a mistake can move every stored vector (a new schedule recompresses them all, 6.2) */
 #define KB_STATE_STEP_BYTES (sizeof KB_FW_STATE + KB_FW_MEMS_BYTES)
 #include "kb_persist.h"

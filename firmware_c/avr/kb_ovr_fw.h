@@ -20,7 +20,8 @@
  * KB_FW_SCORE_T, KB_FW_LEARN(m, u, y, mistake) and KB_FW_SCORE(m, u) (one learner's step), or
  * KB_FW_STEP(m, u, y, mistake) (both in one: a score when `mistake` is 0),
  * KB_FW_MEM (the one learner's memory), KB_FW_MEM_BYTES and KB_FW_MEM_ALLOC (its bytes, and
- * the bytes its array holds), and `model`, the one learner's state (K classes: learner 0's).
+ * the bytes its array holds), and `model`, the one learner's state (K classes: this defines it
+ * as learner 0's).
  */
 #ifndef KB_OVR_FW_H
 #define KB_OVR_FW_H
@@ -127,6 +128,14 @@ static void kb_fw_tx_dump(uint16_t n)
 #define KB_FW_TX_DUMP(n) kb_fw_tx_dump(n)
 #define KB_FW_DUMP_BYTES ((uint16_t)((KB_FW_MEM_BYTES) * (long)KB_FW_CLASSES))
 
+#define model kb_fw_states[0] /* the dump's generator state */
+
 #endif /* KB_FW_CLASSES */
+
+/* the learnt state, checkpointed to EEPROM when the build asks for it (kb_persist.h, which the
+ * firmware includes after defining KB_STATE_STEP_BYTES) */
+#define KB_STATE_HEAD KB_FW_STATE
+#define KB_STATE_MEM KB_FW_MEMS
+#define KB_STATE_MEM_BYTES KB_FW_MEMS_BYTES
 
 #endif /* KB_OVR_FW_H */

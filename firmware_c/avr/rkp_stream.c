@@ -11,8 +11,8 @@
  *     stop                     -> an acknowledgement, then cli(); sleep_cpu()
  *
  * Every frame carries a CRC-8. A frame that is not exactly right (checksum, length, a code
- * >= 2^B, a label other than 0/1, an unknown op) is answered with an error reply and changes
- * nothing: the learner only ever sees validated input.
+ * >= 2^B, a label other than 0/1 (0 .. K-1 with K classes: kb_ovr_fw.h), an unknown op) is
+ * answered with an error reply and changes nothing: the learner only ever sees validated input.
  *
  * The model's parameters, its power table (in flash) and its initial state (generator, count,
  * memory: a model trained on the host continues learning here) come from a header the host
@@ -104,15 +104,7 @@ static uint8_t u[KB_DIMS]; /* the frame buffer: the codes of the current frame *
 #ifndef KB_FW_CLASSES
 static kb_rkp_t model = {KB_FW_RNG, KB_FW_COUNT};
 #endif
-#include "kb_ovr_fw.h" /* one learner or K (one-vs-rest) */
-#ifdef KB_FW_CLASSES
-#define model kb_fw_states[0] /* the dump's generator state */
-#endif
-
-/* the learnt state, checkpointed to EEPROM when the build asks for it (kb_persist.h) */
-#define KB_STATE_HEAD KB_FW_STATE
-#define KB_STATE_MEM KB_FW_MEMS
-#define KB_STATE_MEM_BYTES KB_FW_MEMS_BYTES
+#include "kb_ovr_fw.h" /* one learner or K (one-vs-rest); the state kb_persist.h saves */
 #ifndef KB_FW_CLASSES
 /* a mistake changes the generator, the count and the bytes one support vector spans */
 #define KB_STATE_STEP_BYTES \
