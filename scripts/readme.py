@@ -34,6 +34,7 @@ SKIP_COMMAND = {
     "kilobit golden check tests/golden/*.json": "every golden file on every runtime: minutes",
     "kilobit golden check mine.json --runtime uno@/dev/ttyACM0": "a real Uno",
     "kilobit golden make-set tests/golden": "rewrites the checked-in golden set",
+    "kilobit golden make-set --raw": "trains a model of every type on pendigits: minutes",
     "kilobit bench ": "benchmarks take minutes to hours (kilobit bench NAME --quick: CI's)",
     "/dev/ttyACM0": "a real board",
     "kilobit demo": "every runtime (tests/test_cli.py runs it)",
