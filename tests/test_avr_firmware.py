@@ -264,7 +264,8 @@ def test_info_and_conditional_dump(sim):
     replies, _, _ = session(model, b"".join(frames), "attiny2313")
     info = replies[0].info()
     assert info == dict(version=1, model_type=1, kernel=1, bits=2, dims=1, budget=200, width=0,
-                        C=255, ntab=len(m.table), score_bytes=4, mem_bytes=75, table=m.table)
+                        C=255, ntab=len(m.table), score_bytes=4, mem_bytes=75, table=m.table,
+                        classes=2)  # a binary firmware's INFO has no K byte: 2 classes
     assert replies[1].memory == bytes(75)  # never dumped before: sent
     assert replies[2].memory is None  # unchanged since
     assert replies[3].mistake == 1 and len(replies[3].payload) == 3 + 4

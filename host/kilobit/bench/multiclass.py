@@ -147,11 +147,11 @@ def report(rows, missing, quick, seed, seconds, fit=()):
         out.append("| %s | - | - | - | not run: %s | | | | |" % (name, why))
     out += ["", "Bytes are the learnt state a board keeps in RAM (assoc's memory; the K "
             "support-vector memories), not the model file (parameters, tables, trailer).", ""]
-    out += uno_report(fit)
+    out += uno_report(fit, rows)
     return "\n".join(out) + "\n"
 
 
-def uno_report(fit):
+def uno_report(fit, rows=()):
     out = ["## On the Uno", ""]
     if not fit:
         return out + ["Not measured: avr-gcc or simavr missing.", ""]
@@ -165,14 +165,21 @@ def uno_report(fit):
             "%d-bit codes, 16 codes an example. A model past these is refused by "
             "`kilobit fit`/the build (`does not fit uno: static RAM ...`)." % (
                 RKP_BITS, CKP_BITS), "",
-            "| data | K | model | largest budget a class | static RAM | stack reserve | "
-            "largest with checkpoints |", "|---|---|---|---|---|---|---|"]
+            "| model | data (classes) | largest budget a class | static RAM | stack reserve | "
+            "largest with checkpoints |", "|---|---|---|---|---|---|"]
     unit = {"rkp": "T = %d support vectors", "ckp": "L = %d bits"}
     for name, K, kind, budget, ram, reserve, ckpt in fit:
-        out.append("| %s | %d | %s | %s | %s | %s | %s |" % (
-            name, K, kind.upper(), unit[kind] % budget if budget else "none",
+        out.append("| %s | %s (K = %d) | %s | %s | %s | %s |" % (
+            kind.upper(), name, K, unit[kind] % budget if budget else "none",
             "%d B" % ram if ram else "-", "%d B" % reserve if reserve else "-",
             unit[kind] % ckpt if ckpt else "none"))
+    top = {(name, kind): budget for name, _, kind, budget, _, _, _ in fit}
+    runs = ["%s k~=%d %s" % (name, kt, kind.upper())
+            for name, kt, _, _, T, _, _, L, _, _, _ in rows
+            for kind, b in (("rkp", T), ("ckp", L)) if b <= top.get((name, kind), 0)]
+    if rows:
+        out += ["", "Of the accuracy rows above, these run on the Uno: %s."
+                % (", ".join(runs) or "none")]
     return out + [""]
 
 
