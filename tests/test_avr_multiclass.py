@@ -60,7 +60,7 @@ def test_frames_of_k_classes(sim, path):
     assert (learnt.score, learnt.pred, learnt.mistake, learnt.count) == (
         score, m._last, int(stored), m.count)
     assert (query.score, query.pred, query.count) == (m.score(u), m.predict_class(u), m.count)
-    assert dump1.memory == m.memory() and stop.code == "S"
+    assert dump1.memory == m.memory() and dump1.count == m.count and stop.code == "S"
 
 
 def test_reply_parses_a_class_byte_only_when_there_is_one():

@@ -95,6 +95,9 @@ KB_CKP_LINK kb_ckp_t kb_ckp_model = {KB_FW_RNG, KB_FW_COUNT, KB_FW_NORM, KB_FW_B
 /* a mistake can move every stored vector (a new schedule recompresses them all, 6.2) */
 #define KB_STATE_STEP_BYTES (sizeof KB_FW_STATE + KB_FW_MEMS_BYTES)
 #include "kb_persist.h"
+#define KB_FW_NTAB KB_CKP_CONST_NTAB
+#define KB_FW_TABLE kb_ckp_table
+#include "kb_learner_fw.h" /* dump, checkpoint, info, stop */
 
 /* flags (bit 0: prediction s > 0, bit 1: mistake), count, score (little-endian, signed). */
 static void reply_step(uint8_t op, kb_ckp_score_t s, uint8_t flags)
@@ -177,33 +180,7 @@ int main(void)
             if (mistake)
                 KB_DIRTY = 1;
             reply_step(op, s, KB_LEARN_FLAGS(mistake));
-        } else if (op == KB_OP_DUMP) {
-            const uint16_t n = kb_dump_bytes(len, frame[0], KB_FW_DUMP_BYTES);
-            kb_reply_begin(op, (uint16_t)(4u + n));
-            kb_tx16(model.rng);
-            kb_tx16((uint16_t)model.count);
-            KB_FW_TX_DUMP(n);
-            kb_reply_end();
-#ifdef KB_PERSIST_EVERY
-        } else if (op == KB_OP_CHECKPOINT) {
-            kb_persist_frame();
-#endif
-        } else if (op == KB_OP_INFO) {
-            uint8_t j;
-            kb_reply_begin(op, (uint16_t)(sizeof kb_info + KB_CKP_CONST_NTAB +
-                                          KB_FW_INFO_CLASSES));
-            for (j = 0; j < sizeof kb_info; j++)
-                kb_tx_crc(pgm_read_byte(&kb_info[j]));
-#if KB_CKP_CONST_NTAB > 0
-            for (j = 0; j < KB_CKP_CONST_NTAB; j++)
-                kb_tx_crc(KB_TABLE_READ(kb_ckp_table, j));
-#endif
-            KB_FW_TX_INFO_CLASSES();
-            kb_reply_end();
-        } else { /* KB_OP_STOP */
-            kb_reply_begin(op, 0);
-            kb_reply_end();
-            kb_stop();
-        }
+        } else
+            KB_FW_REPLY_OTHER(op, len, frame[0])
     }
 }

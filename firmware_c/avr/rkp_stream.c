@@ -113,6 +113,9 @@ static kb_rkp_t model = {KB_FW_RNG, KB_FW_COUNT};
 #define KB_STATE_STEP_BYTES (sizeof kb_fw_states + sizeof kb_fw_mems) /* K learners may store */
 #endif
 #include "kb_persist.h"
+#define KB_FW_NTAB KB_RKP_CONST_NTAB
+#define KB_FW_TABLE kb_rkp_table
+#include "kb_learner_fw.h" /* dump, checkpoint, info, stop */
 
 /* flags (bit 0: prediction s > 0, bit 1: mistake), count, score (little-endian, signed). */
 static void reply_step(uint8_t op, kb_score_t s, uint8_t flags)
@@ -208,33 +211,7 @@ int main(void)
             KB_BARRIER();
             MARK(4);
             reply_step(op, s, 0);
-        } else if (op == KB_OP_DUMP) {
-            const uint16_t n = kb_dump_bytes(len, first, KB_FW_DUMP_BYTES);
-            kb_reply_begin(op, (uint16_t)(4u + n));
-            kb_tx16(model.rng);
-            kb_tx16((uint16_t)model.count);
-            KB_FW_TX_DUMP(n);
-            kb_reply_end();
-#ifdef KB_PERSIST_EVERY
-        } else if (op == KB_OP_CHECKPOINT) {
-            kb_persist_frame();
-#endif
-        } else if (op == KB_OP_INFO) {
-            uint8_t j;
-            kb_reply_begin(op, (uint16_t)(sizeof kb_info + KB_RKP_CONST_NTAB +
-                                          KB_FW_INFO_CLASSES));
-            for (j = 0; j < sizeof kb_info; j++)
-                kb_tx_crc(pgm_read_byte(&kb_info[j]));
-#if KB_RKP_CONST_NTAB > 0
-            for (j = 0; j < KB_RKP_CONST_NTAB; j++)
-                kb_tx_crc(KB_TABLE_READ(kb_rkp_table, j));
-#endif
-            KB_FW_TX_INFO_CLASSES();
-            kb_reply_end();
-        } else { /* KB_OP_STOP */
-            kb_reply_begin(op, 0);
-            kb_reply_end();
-            kb_stop();
-        }
+        } else
+            KB_FW_REPLY_OTHER(op, len, first)
     }
 }

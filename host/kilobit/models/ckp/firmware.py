@@ -15,7 +15,7 @@ SOURCE = "avr/ckp_stream.c"
 #: the step in assembly for cores without a multiplier (empty elsewhere)
 EXTRA_SOURCES = ("avr/kb_ckp_step.S",)
 DEPENDS = ("kb_kernel.h", "kb_ckp.h", "kb_rng.h", "avr/kb_uart.h", "avr/kb_persist.h",
-           "avr/kb_ovr_fw.h")
+           "avr/kb_ovr_fw.h", "avr/kb_learner_fw.h")
 #: the runtime header a program of the user's own includes after header() (kilobit export)
 RUNTIME = "kb_ckp.h"
 

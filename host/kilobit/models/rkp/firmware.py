@@ -11,7 +11,7 @@ from kilobit.models.rkp.model import RKPInt, mem_bytes, weight
 
 SOURCE = "avr/rkp_stream.c"
 DEPENDS = ("kb_kernel.h", "kb_rkp.h", "kb_rng.h", "avr/kb_uart.h", "avr/kb_persist.h",
-           "avr/kb_ovr_fw.h")
+           "avr/kb_ovr_fw.h", "avr/kb_learner_fw.h")
 #: the runtime header a program of the user's own includes after header() (kilobit export)
 RUNTIME = "kb_rkp.h"
 
