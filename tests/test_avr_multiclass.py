@@ -91,3 +91,13 @@ def test_what_does_not_fit_is_refused_clearly(sim):
     with pytest.raises(RuntimeFailure, match=r"does not fit attiny2313: the rkp firmware runs "
                                              r"several classes on the Uno \(atmega328p\) only"):
         Attiny2313SimRuntime().replay(model_of(RKP3), [])
+
+
+def test_export_of_k_classes_is_refused_clearly(tmp_path, capsys):
+    from kilobit.cli import main
+    path = tmp_path / "k3.kb"
+    path.write_bytes(model_of(RKP3))
+    assert main(["export", str(path), "-o", str(tmp_path / "k3.h")]) == 2
+    assert "kilobit: error: kilobit export holds one binary learner; this model has 3 classes" \
+        in capsys.readouterr().err
+    assert not (tmp_path / "k3.h").exists()
