@@ -18,13 +18,10 @@ CLASSES_MCU = "atmega328p"
 CLASSES_STACK = 16
 
 
-def stack_reserve(m):
-    """{mcu: stack bytes} the firmware of model m reserves: the AVR firmwares' own, plus
-    CLASSES_STACK on the Uno for K >= 3 classes."""
-    from kilobit.runtimes.avr.firmware import STACK_RESERVE
-    if getattr(m, "classes", 2) == 2:
-        return STACK_RESERVE
-    return dict(STACK_RESERVE, **{CLASSES_MCU: STACK_RESERVE[CLASSES_MCU] + CLASSES_STACK})
+def stack_extra(m):
+    """{mcu: stack bytes} the firmware of model m needs above the AVR firmwares' own reserve
+    (kilobit.runtimes.avr.firmware.STACK_RESERVE): CLASSES_STACK on the Uno for K >= 3."""
+    return {} if getattr(m, "classes", 2) == 2 else {CLASSES_MCU: CLASSES_STACK}
 
 
 def c_array(values):

@@ -25,9 +25,9 @@ def refuse(model_bytes, mcu=None):
     return ovr_firmware.refuse("ckp", CKPInt.from_bytes(model_bytes)[0], mcu)
 
 
-def stack_reserve(model_bytes):
-    """{mcu: stack bytes} this model's firmware reserves (more for several classes)."""
-    return ovr_firmware.stack_reserve(CKPInt.from_bytes(model_bytes)[0])
+def stack_extra(model_bytes):
+    """{mcu: stack bytes} this model needs above the firmware's reserve (several classes)."""
+    return ovr_firmware.stack_extra(CKPInt.from_bytes(model_bytes)[0])
 
 
 def header(model_bytes, frames=True):

@@ -4,8 +4,8 @@
     elf, sizes = firmware.build(model_bytes, "attiny2313")
 
 Each model type names its firmware in its package (kilobit.models.<name>.firmware: SOURCE,
-DEPENDS, header(model_bytes), optionally EXTRA_SOURCES, MCUS and STACK_RESERVE or
-stack_reserve(model_bytes)); the source is
+DEPENDS, header(model_bytes), optionally EXTRA_SOURCES, MCUS, STACK_RESERVE and
+stack_extra(model_bytes): {mcu: bytes} this model needs above it); the source is
 compiled with `-include` of the header generated from the model file, so the model's parameters
 are compile-time constants, its tables sit in flash and its learnt state comes along.
 
@@ -105,8 +105,10 @@ def build(model_bytes, board_name, baud=BAUD, checkpoint_every=None):
     source = os.path.join(FIRMWARE_C, fw.SOURCE)
     extra = [os.path.join(FIRMWARE_C, p) for p in getattr(fw, "EXTRA_SOURCES", ())]
     depends = [source] + extra + [os.path.join(FIRMWARE_C, p) for p in fw.DEPENDS]
-    reserve = fw.stack_reserve(model_bytes) if hasattr(fw, "stack_reserve") else \
-        getattr(fw, "STACK_RESERVE", STACK_RESERVE)
+    reserve = dict(getattr(fw, "STACK_RESERVE", STACK_RESERVE))
+    if hasattr(fw, "stack_extra"):
+        for mcu, extra in fw.stack_extra(model_bytes).items():
+            reserve[mcu] += extra
     why = fw.refuse(model_bytes, b["mcu"]) if hasattr(fw, "refuse") else None  # cannot run
     if why:
         raise FitError("does not fit %s: %s" % (b["name"], why))
