@@ -24,6 +24,15 @@ def stack_extra(m):
     return {} if getattr(m, "classes", 2) == 2 else {CLASSES_MCU: CLASSES_STACK}
 
 
+def check_export(m, frames):
+    """KilobitError for the header of `kilobit export` (frames False) of a model of K >= 3
+    classes: the exported header holds one binary learner."""
+    if not frames and getattr(m, "classes", 2) > 2:
+        from kilobit.core.errors import KilobitError
+        raise KilobitError("kilobit export holds one binary learner; this model has %d "
+                           "classes (one-vs-rest)" % m.classes)
+
+
 def c_array(values):
     """A C initialiser of integers."""
     return "{%s}" % ", ".join(str(int(v)) for v in values)

@@ -35,12 +35,7 @@ def header(model_bytes, frames=True):
     (the UART firmware's header), KilobitError for a model its frames cannot carry (more than
     254 codes per frame)."""
     m, _ = CKPInt.from_bytes(model_bytes)
-    why = refuse(model_bytes)
-    if why:
-        raise KilobitError(why)
-    if not frames and getattr(m, "classes", 2) > 2:
-        raise KilobitError("kilobit export holds one binary learner; this model has %d "
-                           "classes (one-vs-rest)" % m.classes)
+    ovr_firmware.check_export(m, frames)
     if frames and m.dims > 254:
         raise KilobitError("the UART firmware takes at most 254 codes per frame, model has %d"
                            % m.dims)

@@ -34,12 +34,7 @@ def header(model_bytes, frames=True):
     bad file and, with `frames` (the UART firmware's header), KilobitError for a model its frames
     cannot carry (more than 255 codes)."""
     m, _ = RKPInt.from_bytes(model_bytes)
-    why = refuse(model_bytes)
-    if why:
-        raise KilobitError(why)
-    if not frames and getattr(m, "classes", 2) > 2:
-        raise KilobitError("kilobit export holds one binary learner; this model has %d "
-                           "classes (one-vs-rest)" % m.classes)
+    ovr_firmware.check_export(m, frames)
     if frames and m.dims > 255:
         raise KilobitError("the UART firmware takes at most 255 codes per frame, model has %d"
                            % m.dims)
