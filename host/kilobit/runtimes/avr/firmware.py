@@ -107,8 +107,8 @@ def build(model_bytes, board_name, baud=BAUD, checkpoint_every=None):
     depends = [source] + extra + [os.path.join(FIRMWARE_C, p) for p in fw.DEPENDS]
     reserve = dict(getattr(fw, "STACK_RESERVE", STACK_RESERVE))
     if hasattr(fw, "stack_extra"):
-        for mcu, extra in fw.stack_extra(model_bytes).items():
-            reserve[mcu] += extra
+        for mcu, more in fw.stack_extra(model_bytes).items():
+            reserve[mcu] += more
     why = fw.refuse(model_bytes, b["mcu"]) if hasattr(fw, "refuse") else None  # cannot run
     if why:
         raise FitError("does not fit %s: %s" % (b["name"], why))
