@@ -90,9 +90,16 @@ def fill(w, A, out):
         i = a
         while i < end:
             x = w[i]
-            e = x - m
-            if e < 0:
-                e = -e
+            if x >= m:  # one comparison gives |x - m| and the side of the mean
+                e = x - m
+                if not up:
+                    cross += 1
+                    up = True
+            else:
+                e = m - x
+                if up:
+                    cross += 1
+                    up = False
             dev += e
             if e < _HALF:
                 q = e * e
@@ -102,11 +109,7 @@ def fill(w, A, out):
                 q = e * e
                 hi += 0x4000 + e + (q >> 16)
             lo += q & _LOW
-            e = x - prev
-            step += e if e > 0 else -e
-            if (x >= m) != up:
-                cross += 1
-                up = not up
+            step += x - prev if x > prev else prev - x
             prev = x
             i += A
         d = 4 * n
