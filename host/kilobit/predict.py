@@ -83,7 +83,7 @@ def _label_id(v, extras, path):
     model file's labels."""
     if not isinstance(v, str):
         return v
-    names = extras.labels if extras is not None and not isinstance(extras, tuple) else None
+    names = extras.labels if extras is not None else None
     if names is None or v not in names:
         raise DataError("%s: label %r is not one of the model's labels (%s)" % (
             path, v, ", ".join(names) if names else "it has none: its classes are numbers"))
@@ -140,18 +140,15 @@ def run(path, data_name, test=None, seed=0, runtime="host", limit=None, split=Fa
             raise KilobitError("%s: %s" % (runtime, e)) from None
         pred = [int(r[k]) for r in rows]
         agree = sum(int(a == b) for a, b in zip(pred, want))
-    names = scaler.labels if scaler is not None and not isinstance(scaler, tuple) else None
     return dict(spec=spec, what=what, predictions=np.asarray(pred, dtype=np.int64),
                 labels=labels, note=note, runtime=runtime, agree=agree,
-                classes=classes_of(spec, m), names=names)
+                classes=classes_of(spec, m), extras=scaler)
 
 
 def csv_text(result):
     """The predictions as CSV: a header, then one row per input (its label after it)."""
-    labels, names = result["labels"], result.get("names")
-
-    def text(c):  # the user's label where the model file has one for the class
-        return names[c] if names is not None and 0 <= c < len(names) else "%d" % c
+    labels, extras = result["labels"], result.get("extras")
+    text = (lambda c: str(extras.label(c))) if extras is not None else str  # the user's labels
     lines = ["prediction" + (",label" if labels is not None else "")]
     for i, p in enumerate(result["predictions"]):
         lines.append(text(int(p)) + ("," + text(int(labels[i])) if labels is not None else ""))

@@ -87,12 +87,16 @@ class Extras:
         return self.labels[cid] if self.labels is not None and cid < len(self.labels) else cid
 
 
+def label_ok(b):
+    """True for a label a model file can store (contract 4.1): 1..32 bytes of printable ASCII."""
+    return 1 <= len(b) <= LABEL_LEN and all(0x20 <= c <= 0x7E for c in b)
+
+
 def check_labels(labels):
     if not 1 <= len(labels) <= LABELS_MAX:
         raise ValueError("a model stores 1..%d labels, not %d" % (LABELS_MAX, len(labels)))
     for v in labels:
-        b = v.encode("utf-8", "replace")
-        if not 1 <= len(b) <= LABEL_LEN or any(c < 0x20 or c > 0x7E for c in b):
+        if not label_ok(v.encode("utf-8", "replace")):
             raise ValueError("label %r: labels are 1..%d printable ASCII characters"
                              % (v, LABEL_LEN))
 
@@ -155,10 +159,8 @@ def unpack_scaler(p, off, n, model, bits=None):
             raise bad
         k, pos, labels = p[pos], pos + 1, []
         for _ in range(k):
-            if pos >= len(p) or not 1 <= p[pos] <= LABEL_LEN or pos + 1 + p[pos] > len(p):
-                raise bad
-            raw = p[pos + 1:pos + 1 + p[pos]]
-            if any(c < 0x20 or c > 0x7E for c in raw):
+            raw = p[pos + 1:pos + 1 + p[pos]] if pos < len(p) else b""
+            if not label_ok(raw) or len(raw) != p[pos]:
                 raise bad
             labels.append(raw.decode("ascii"))
             pos += 1 + p[pos]

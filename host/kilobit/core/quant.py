@@ -28,9 +28,9 @@ class MinMaxScaler:
     @classmethod
     def stored_or_fitted(cls, stored, X_train):
         """The input map a model file stores (its trailer's kilobit.core.kbfile.Extras: the
-        integer quantizer or the float scaler; or a bare (lo, hi)), or, when it has none, a
-        scaler fitted on X_train (the training split). Either has transform(X) -> [0, 1]."""
-        if stored is not None and not isinstance(stored, tuple):
+        integer quantizer or the float scaler), or, when it has neither, a scaler fitted on
+        X_train (the training split). Either has transform(X) -> [0, 1]."""
+        if stored is not None:
             if stored.quant is not None:
                 return stored.quant
             stored = stored.scaler
@@ -145,7 +145,7 @@ class IntQuantizer:
 def raw_rows(stored, *Xs):
     """A golden file's "raw" rows: the rows of Xs (in order) as lists of ints when the model
     file's trailer (kilobit.core.kbfile.Extras) holds an integer quantizer, else None."""
-    if stored is None or isinstance(stored, tuple) or stored.quant is None:
+    if stored is None or stored.quant is None:
         return None
     return [[int(v) for v in r] for X in Xs for r in np.asarray(X)]
 

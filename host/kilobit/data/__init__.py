@@ -36,6 +36,7 @@ from typing import NamedTuple
 import numpy as np
 
 from kilobit.core.errors import DataError
+from kilobit.core.kbfile import label_ok
 from kilobit.core.quant import MinMaxScaler, fit_inputs  # noqa: F401 (MinMaxScaler: API)
 
 NAMES = ("banana", "checkerboard", "pendigits", "digits")
@@ -167,7 +168,7 @@ def read_csv_raw(path, min_rows=2):
         return A, np.array(labels, dtype=np.float64)
     for i, v in enumerate(labels):
         t = _fmt(v) if isinstance(v, float) else v
-        if len(t) > 32 or any(not " " <= c <= "~" for c in t):
+        if not label_ok(t.encode("utf-8", "replace")):
             raise DataError("%s: label %r (data row %d): labels are 1..32 printable ASCII "
                             "characters" % (path, t[:40], i + 1))
         labels[i] = t
