@@ -8,10 +8,18 @@ out[a*F + k] is feature k of axis a: mean, mad, min, max, energy, diff, cross (k
 the same integers as the host's kilobit.core.features.window_features. `features` checks its
 arguments before it writes anything (so its errors stay readable), then runs `fill`, the
 integer-only loop that allocates nothing, under micropython.heap_lock where the port has it.
+
+A selection (contract 12.1: a mask of these seven, and the band energies of a P = 2^p point
+integer FFT, contract 13, kbit.fft) runs through an Extractor, which owns every buffer:
+
+    ex = Extractor(3, 100, mask=0x13, p=6, bands=8)   # mean, mad, energy, fft64:8 of 3 x 100
+    ex.run(window)                                    # ex.out: array("i") of 3 * ex.per_axis
 """
 from .compat import const, lock as _lock, unlock as _unlock, ints as _ints
 
 from array import array
+
+from .fft import bands as _bands, twiddles as _twiddles
 
 F = const(7)
 NAMES = ("mean", "mad", "min", "max", "energy", "diff", "cross")
@@ -28,13 +36,12 @@ def features(window, axes, out):
     length or a reading outside int16."""
     if type(axes) is not int or axes < 1:
         raise ValueError("axes must be a positive int")
-    _ints(window, "readings")
     size = len(window)
     if size % axes or not 1 <= size // axes <= _N_MAX:
+        _ints(window, "readings")  # a str's TypeError before its length's ValueError
         raise ValueError("a window of %d axes holds %d*N readings, 1 <= N <= 256: got %d"
                          % (axes, axes, size))
-    if min(window) < -_BIAS or max(window) >= _BIAS:
-        raise ValueError("window readings must be int16 (-32768..32767)")
+    _readings(window)
     if type(out) is not array or not _int32(out):
         raise TypeError('out must be an array("i")')
     if len(out) != F * axes:
@@ -45,6 +52,13 @@ def features(window, axes, out):
         return fill(window, axes, out)
     finally:
         _unlock()
+
+
+def _readings(window):
+    """TypeError unless window holds ints, ValueError unless each is an int16."""
+    _ints(window, "readings")
+    if len(window) and (min(window) < -_BIAS or max(window) >= _BIAS):
+        raise ValueError("window readings must be int16 (-32768..32767)")
 
 
 def _int32(out):
@@ -122,3 +136,89 @@ def fill(w, A, out):
         out[k + 5] = (step + ((n - 1) >> 1)) // (n - 1) if n > 1 else 0
         out[k + 6] = cross
     return out
+
+
+class Extractor:
+    """The features a selection asks for (contract 12.1), of windows of `axes` x `n` readings:
+    the time-domain features whose bit is set in `mask` (bit k: NAMES[k]), then `bands` band
+    energies of a 2^p-point FFT (p 0: none; p 5..8 needs 2^p <= n). Every buffer is made here;
+    run() then allocates nothing. ValueError for a selection contract 12.1 refuses."""
+
+    def __init__(self, axes, n, mask=0x7F, p=0, bands=0):
+        for v in (axes, n, mask, p, bands):
+            if type(v) is not int:
+                raise ValueError("axes, n, mask, p and bands are ints")
+        if not 1 <= axes <= 255 or not 1 <= n <= _N_MAX:
+            raise ValueError("a window is 1..255 axes of 1..256 samples")
+        if not 0 <= mask < 0x80:
+            raise ValueError("mask has bits 0..6, one a feature (%s)" % ", ".join(NAMES))
+        if p:
+            size = 1 << p if 5 <= p <= 8 else 0
+            if not size or size > n:
+                raise ValueError("p is 5..8, a 32..256-point FFT of at most n = %d samples" % n)
+            if not 1 <= bands <= size >> 1 or bands & (bands - 1):
+                raise ValueError("bands of a %d-point FFT: a power of two in 1..%d"
+                                 % (size, size >> 1))
+        elif bands:
+            raise ValueError("bands need an FFT (p 5..8)")
+        self._pick = bytes(k for k in range(F) if mask >> k & 1)
+        if not len(self._pick) + bands:
+            raise ValueError("a selection computes at least one feature")
+        self.axes = axes
+        self.n = n
+        self.mask = mask
+        self.p = p
+        self.bands = bands
+        self.per_axis = len(self._pick) + bands
+        self.size = axes * n  # readings in a window
+        self.out = array("i", bytes(4 * axes * self.per_axis))
+        # all seven of every axis: fill's output, the chosen ones copied from it
+        self._t = array("i", bytes(4 * F * axes)) if mask else None
+        if p:
+            self._cs = _twiddles(p, array("h", bytes(2 << p)))
+            self._re = array("h", bytes(2 << p))
+            self._im = array("h", bytes(2 << p))
+
+    def run(self, window):
+        """The features of window (self.size readings, interleaved: an array("h"), array("i")
+        or a list of ints) into self.out, returned. TypeError/ValueError, nothing written, for
+        readings that are not ints, not int16, or not self.size of them."""
+        if len(window) != self.size:
+            _ints(window, "readings")
+            raise ValueError("a window of %d axes x %d samples holds %d readings, not %d"
+                             % (self.axes, self.n, self.size, len(window)))
+        _readings(window)
+        _lock()
+        try:
+            self._run(window)
+        finally:
+            _unlock()
+        return self.out
+
+    def _run(self, w):
+        """The bytecode over a checked window: fill for the time domain, kbit.fft for bands."""
+        A = self.axes
+        F_ = self.per_axis
+        t = self._t
+        out = self.out
+        if t is not None:
+            fill(w, A, t)
+        for a in range(A):
+            o = a * F_
+            for k in self._pick:
+                out[o] = t[a * F + k]
+                o += 1
+            if self.bands:
+                m = t[a * F] if t is not None else _mean(w, A, a, self.n)
+                _bands(w, A, a, m, self.p, self.bands, self._cs, self._re, self._im, out, o)
+
+
+def _mean(w, A, a, n):
+    """The rounded mean of axis a (NAMES[0]), for bands without the time-domain features."""
+    s = 0
+    i = a
+    end = n * A
+    while i < end:
+        s += w[i]
+        i += A
+    return (s + _BIAS * n + (n >> 1)) // n - _BIAS
