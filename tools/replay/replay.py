@@ -76,7 +76,7 @@ def replay(m, steps, out, times):
                 t0 = ticks()
                 s = m.score(u)
                 dt = elapsed(t0)
-                p = m.predict(u)
+                p = m.last_class if multi else 1 if s > 0 else 0  # the id, not a label
                 mistake = False
         finally:
             unlock()

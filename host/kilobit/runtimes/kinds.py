@@ -43,7 +43,7 @@ def kbit_predictor(model, inputs):
     for u in inputs:
         for j, c in enumerate(u):
             m.update(j, c)
-        p = m.predict()
+        p = m._predict_id()  # the class id: predict() answers the file's label
         row = []
         for a in spec.kbit_fields:
             v = getattr(m, a)
@@ -162,7 +162,7 @@ def kbit_classes(model, steps):
             except ValueError as e:
                 raise RuntimeFailure("ValueError: %s" % e) from None
         else:
-            pred = m.predict(u)
+            pred = m._predict_id(u)  # the class id: predict() answers the file's label
         out.append((pred, m.count, m.nc, m.stored(), memory(m) if op == "L" else None))
     if out:
         out[-1] = out[-1][:4] + (memory(m),)

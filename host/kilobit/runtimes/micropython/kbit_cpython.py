@@ -46,8 +46,9 @@ class KbitCPythonRuntime(Runtime):
                 s = m.learn(u, y)
                 # one-vs-rest (kbit.ovr): the class of the largest score, not its sign
                 pred, mistake = getattr(m, "last_class", int(s > 0)), m.mistake
-            else:
-                s, pred, mistake = m.score(u), m.predict(u), False
+            else:  # the class id, not the label predict() answers with the file's labels
+                s, mistake = m.score(u), False
+                pred = getattr(m, "last_class", int(s > 0))
             out.append((s, pred, int(mistake), m.count, bytes(m.memory) if mistake else None))
         if out:
             out[-1] = out[-1][:4] + (bytes(m.memory),)
