@@ -29,6 +29,7 @@
 #include "../kb_assoc.h"
 #include "../kb_bonsai.h"
 #include "../kb_ckp.h"
+#include "../kb_features.h"
 #include "../kb_protonn.h"
 #include "../kb_quant.h"
 #include "../kb_rkp.h"
@@ -53,6 +54,23 @@ int16_t kbn_assoc_step(kb_assoc_t *m, const int8_t *u, int y);
  * (codes, or assoc's int8 values when q->offset is not 0; kb_quant.h): 0, or -1 with nothing
  * written when a wide reading is outside -2^30 .. 2^30-1. */
 int kbn_quant_run(const kb_quant_t *q, const void *raw, int wide, void *out);
+
+/* kern_features.c: a window's features (kb_features.h). The selection of kbit.features.Extractor
+ * (contract 12.1; p = log2 P or 0), with its output (axes * per-axis count) and the FFT's scratch
+ * (2 * 2^p int16, NULL when p == 0). */
+typedef struct {
+    uint16_t n;
+    uint8_t axes, mask, p, bands;
+    int16_t *scratch;
+    int32_t *out;
+} kbn_features_t;
+
+/* The seven time-domain features of every axis of window w (axes x n, interleaved) into out
+ * (kb_features): KB_OK, or its error with nothing written. */
+int kbn_features_time(const int16_t *w, uint16_t n, uint8_t axes, int32_t *out);
+
+/* The selection x of window w (axes x n) into x->out: KB_OK, or an error with nothing written. */
+int kbn_features_run(const kbn_features_t *x, const int16_t *w);
 
 /* kern_bonsai.c, kern_protonn.c: kb_<model>_init (payload already checked by kbit; KB_OK or
  * KB_ERR_LIMIT for a model larger than this build holds), update, reset and predict; update_run
