@@ -13,12 +13,19 @@
  * small ints small. Deviations and steps are 16-bit modular differences: with the larger value
  * known, the difference of two int16 is below 2^16 and its uint16_t wrap-around is exact, which
  * on an AVR (16-bit int) keeps the per-sample work in 16-bit registers.
+ *
+ * A selection (contract 12.1) of these and of band energies (kb_fft.h, contract 13):
+ *
+ *     int16_t scratch[2 * 64];
+ *     int32_t out[3 * (3 + 8)];
+ *     kb_features_extract(window, 100, 3, 0x13, 6, 8, scratch, out);  mean,mad,energy,fft64:8
  */
 #ifndef KB_FEATURES_H
 #define KB_FEATURES_H
 
 #include <stdint.h>
 
+#include "kb_fft.h"
 #include "kb_file.h"
 
 #define KB_FEATURES_F 7       /* features per axis, out[a * 7 + k] */
@@ -106,6 +113,44 @@ static inline kb_err_t kb_features(const int16_t *window, uint16_t n, uint8_t ax
         return KB_ERR_PARAM;
     for (a = 0; a < axes; a++)
         kb_features_axis(window + a, n, axes, out + (uint16_t)a * KB_FEATURES_F);
+    return KB_OK;
+}
+
+/* Fill out[axes * F] with a selection's features (contract 12.1), axis after axis: the
+ * time-domain features whose bit is set in mask (bit k: feature k, out[a*7 + k] of kb_features),
+ * then B band energies of a P = 2^p point FFT (p 0: none; 5..8 with P <= n), F = popcount(mask)
+ * + B >= 1. scratch: 2*P int16 (may be NULL when p == 0). KB_ERR_PARAM, out untouched, for
+ * anything contract 12.1 refuses or a null pointer. */
+static inline kb_err_t kb_features_extract(const int16_t *w, uint16_t n, uint8_t axes,
+                                           uint8_t mask, uint8_t p, uint8_t bands,
+                                           int16_t *scratch, int32_t *out)
+{
+    int32_t t[KB_FEATURES_F];
+    uint8_t a, k, f = 0;
+    if (w == NULL || out == NULL || n < 1 || n > KB_FEATURES_N_MAX || axes == 0 || mask >= 0x80)
+        return KB_ERR_PARAM;
+    if (p == 0) {
+        if (bands != 0)
+            return KB_ERR_PARAM;
+    } else if (p < KB_FFT_P_MIN || p > KB_FFT_P_MAX || (1u << p) > n || scratch == NULL ||
+               bands == 0 || bands > (1u << (p - 1)) || (bands & (bands - 1u)) != 0) {
+        return KB_ERR_PARAM;
+    }
+    for (k = 0; k < KB_FEATURES_F; k++)
+        f = (uint8_t)(f + (mask >> k & 1u));
+    if (f + bands == 0)
+        return KB_ERR_PARAM;
+    for (a = 0; a < axes; a++) {
+        /* the mean the bands need comes with the seven, so they are all computed */
+        kb_features_axis(w + a, n, axes, t);
+        for (k = 0; k < KB_FEATURES_F; k++)
+            if (mask >> k & 1u)
+                *out++ = t[k];
+        if (p != 0) {
+            kb_fft_bands(w + a, axes, (int16_t)t[0], p, bands, scratch, out);
+            out += bands;
+        }
+    }
     return KB_OK;
 }
 
