@@ -139,6 +139,9 @@ static inline kb_err_t kb_file_unpack(const uint8_t *data, size_t len, uint8_t *
 #define KB_EXTRA_SCALER 1u /* f32 lo[n], hi[n]: the host's float scaler, skipped as bytes */
 #define KB_EXTRA_QUANT 2u  /* i32 lo[n], hi[n]: the integer quantizer (kb_quant.h) */
 #define KB_EXTRA_LABELS 4u /* u8 K, then K labels: u8 len, len printable bytes */
+#define KB_EXTRA_PIPELINE 8u /* u16 N, u8 A, u8 mask, u8 p, u8 B: the window pipeline (12.1) */
+#define KB_PIPELINE_SIZE 6u
+#define KB_PIPELINE_AXES 16u
 #define KB_QUANT_LIMIT 0x40000000L /* -2^30 <= lo <= hi < 2^30 */
 #define KB_QUANT_SPAN 0x10000000L  /* hi - lo < 2^28: (x - lo) * M stays below 2^30 */
 #define KB_LABEL_MAX 32u
@@ -149,6 +152,42 @@ static inline int32_t kb_le32s(const uint8_t *p)
     /* two's complement by hand: converting an out-of-range uint32_t to int32_t is
      * implementation-defined */
     return u < 0x80000000ul ? (int32_t)u : -(int32_t)(0xFFFFFFFFul - u) - 1;
+}
+
+/* A model's window pipeline (contract 12.1): windows of n samples x axes readings, the
+ * time-domain features of mask and the bands band energies of a 2^p-point FFT per axis. */
+typedef struct {
+    uint16_t n;
+    uint8_t axes, mask, p, bands;
+} kb_pipeline_t;
+
+/* Features per axis of a pipeline, or 0 when contract 12.1 refuses its fields. */
+static inline uint8_t kb_pipeline_per_axis(const kb_pipeline_t *pp)
+{
+    uint8_t f = 0, k;
+    if (pp->n < 1u || pp->n > 256u || pp->axes < 1u || pp->axes > KB_PIPELINE_AXES ||
+        (pp->mask & 0x80u))
+        return 0;
+    for (k = 0; k < 7u; k++)
+        f = (uint8_t)(f + ((pp->mask >> k) & 1u));
+    if (pp->p) {
+        if (pp->p < 5u || pp->p > 8u || (1u << pp->p) > pp->n || pp->bands < 1u ||
+            pp->bands > (1u << (pp->p - 1u)) || (pp->bands & (pp->bands - 1u)))
+            return 0;
+    } else if (pp->bands) {
+        return 0;
+    }
+    return (uint8_t)(f + pp->bands);
+}
+
+/* The pipeline of the 6 bytes at b (read from a trailer kb_file_trailer accepted). */
+static inline void kb_pipeline_read(const uint8_t *b, kb_pipeline_t *pp)
+{
+    pp->n = (uint16_t)(b[0] | (uint16_t)b[1] << 8);
+    pp->axes = b[2];
+    pp->mask = b[3];
+    pp->p = b[4];
+    pp->bands = b[5];
 }
 
 /* Check the trailer of the payload pl[0 .. plen) that starts at pl[used], for a model of n raw
@@ -164,9 +203,21 @@ static inline kb_err_t kb_file_trailer(const uint8_t *pl, uint32_t plen, uint32_
     if (used >= plen)
         return KB_ERR_TRUNCATED;
     extras = pl[used];
-    if ((extras & ~(KB_EXTRA_SCALER | KB_EXTRA_QUANT | KB_EXTRA_LABELS)) != 0 ||
+    if ((extras & ~(KB_EXTRA_SCALER | KB_EXTRA_QUANT | KB_EXTRA_LABELS | KB_EXTRA_PIPELINE)) !=
+            0 ||
         (extras & (KB_EXTRA_SCALER | KB_EXTRA_QUANT)) == (KB_EXTRA_SCALER | KB_EXTRA_QUANT))
         return KB_ERR_TRAILER;
+    if (extras & KB_EXTRA_PIPELINE) {
+        /* the last section: checked here, then cut off, so the sections before it read as
+         * before (features need the integer quantizer) */
+        kb_pipeline_t pp;
+        if (!(extras & KB_EXTRA_QUANT) || plen - used - 1u < KB_PIPELINE_SIZE)
+            return KB_ERR_TRAILER;
+        plen -= KB_PIPELINE_SIZE;
+        kb_pipeline_read(pl + plen, &pp);
+        if ((uint32_t)pp.axes * kb_pipeline_per_axis(&pp) != n)
+            return KB_ERR_TRAILER;
+    }
     off = used + 1u;
     if (extras & (KB_EXTRA_SCALER | KB_EXTRA_QUANT)) {
         /* n < 2^16, so 8 n cannot wrap; plen - off cannot either (off <= plen here) */

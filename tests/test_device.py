@@ -30,7 +30,7 @@ RUNTIME_FILES += ["kernel.py", "ckp.py"]  # issue 4
 RUNTIME_FILES += ["protonn.py"]  # issue 6
 RUNTIME_FILES += ["quant.py"]  # issue 28
 RUNTIME_FILES += ["tables.py"]  # issue 28: CKP.new's tables
-RUNTIME_FILES += ["features.py"]  # issue 29
+RUNTIME_FILES += ["features.py", "pipeline.py"]  # issue 29
 
 # Object header of an RKP model on 32-bit MicroPython (16-byte GC blocks), measured: instance 16
 # + attribute map 96 + memory bytearray object 16 + table (bytes object 16 + data 16 while

@@ -278,6 +278,8 @@ class Inputs:
 
     quantizer = None
     names = None
+    #: (samples, axes, mask, p, bands) of a model that takes windows (kbit.pipeline), or None
+    pipeline = None
     _scaler = None
 
     def quantize(self, raw, out=None):
@@ -351,7 +353,7 @@ def read_trailer(r, m, n, name, bits, floor=False, signed=False, bad=""):
 
 def trailer(m):
     """The trailer of model m's payload: exactly the bytes read_trailer read."""
-    if m._scaler is None and m.quantizer is None and m.names is None:
+    if m._scaler is None and m.quantizer is None and m.names is None and m.pipeline is None:
         return b"\x00"
     from .quant import trailer
     return trailer(m)

@@ -26,6 +26,7 @@ _INT_MAX = const(0x3FFFFFFF)
 SCALER = const(1)
 QUANT = const(2)
 LABELS = const(4)
+PIPELINE = const(8)
 _LABEL_LEN = const(32)
 _CHUNK = const(64)
 
@@ -158,10 +159,11 @@ def _int32s(r, a):
 def read_extras(r, m, flags, n, name, bits, floor, signed, bad):
     """kbit.kbfile.read_trailer's work for a trailer that holds extras (its first byte, flags,
     read): sizes are compared with what is left of the payload before anything is allocated."""
-    left = r.left
+    pipe = 6 if flags & PIPELINE else 0  # the last section's bytes (kbit.pipeline)
+    left = r.left - pipe
     sec = 8 * n if flags & 3 else 0
     wrong = "%sbad %s trailer" % (bad, name)
-    if flags & 0xF8 or flags & 3 == 3:
+    if flags & 0xF0 or flags & 3 == 3 or pipe and not flags & QUANT:
         return wrong
     if not flags & LABELS and left != sec or \
             flags & LABELS and not sec + 3 <= left <= sec + 1 + 255 * (1 + _LABEL_LEN):
@@ -183,17 +185,22 @@ def read_extras(r, m, flags, n, name, bits, floor, signed, bad):
             return wrong
         names = []
         for _ in range(k):
-            ln = r.read(1)[0] if r.left else 0
-            if not 1 <= ln <= _LABEL_LEN or ln > r.left:
+            ln = r.read(1)[0] if r.left > pipe else 0
+            if not 1 <= ln <= _LABEL_LEN or ln > r.left - pipe:
                 return wrong
             s = r.read(ln)
             for c in s:
                 if c < 0x20 or c > 0x7E:
                     return wrong
             names.append(bytes(s).decode())
-        if r.left:
+        if r.left != pipe:
             return wrong
         m.names = tuple(names)
+    if pipe:
+        from .pipeline import read
+        m.pipeline = read(r, n)
+        if m.pipeline is None:
+            return wrong
     return None
 
 
@@ -228,8 +235,11 @@ def trailer(m):
     sc = m._scaler
     q = m.quantizer
     names = m.names
-    flags = (SCALER if sc is not None else 0) | (QUANT if q is not None else 0)
-    n = 1 + (len(sc) if sc is not None else 0) + (8 * q.n if q is not None else 0)
+    pipe = m.pipeline
+    flags = (SCALER if sc is not None else 0) | (QUANT if q is not None else 0) | (
+        PIPELINE if pipe is not None else 0)
+    n = 1 + (len(sc) if sc is not None else 0) + (8 * q.n if q is not None else 0) + (
+        6 if pipe is not None else 0)
     if names is not None:
         flags |= LABELS
         n += 1 + len(names)
@@ -257,6 +267,9 @@ def trailer(m):
             out[i] = len(s)
             out[i + 1:i + 1 + len(s)] = s.encode()
             i += 1 + len(s)
+    if pipe is not None:
+        from .pipeline import pack
+        out[i:i + 6] = pack(pipe)
     return out
 
 

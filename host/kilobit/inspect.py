@@ -62,6 +62,9 @@ def scaler_lines(extras):
         shown = ", ".join(extras.labels[:SCALER_SHOWN])
         out.append("labels: %d (%s%s)" % (len(extras.labels), shown,
                                           ", ..." if len(extras.labels) > SCALER_SHOWN else ""))
+    if extras is not None and extras.pipeline is not None:
+        out.append("pipeline: %s; on the board: kbit.pipeline.Window(m).predict(window)"
+                   % extras.pipeline)
     if extras is not None and extras.quant is not None:
         q = extras.quant
         lo, hi = q.lo_, q.hi_

@@ -21,6 +21,7 @@ inputs themselves.
 import numpy as np
 
 from kilobit import data
+from kilobit.core import pipeline
 from kilobit.core.errors import DataError, KilobitError
 from kilobit.core.quant import MinMaxScaler
 from kilobit.models import registry
@@ -42,7 +43,7 @@ def test_split(spec, m, scaler, name, test=None, seed=0):
     """(what, device inputs (n, dims) ints, labels) of the test split of --data (a CSV's too,
     as `kilobit eval` draws it)."""
     binary = spec.kind == "learner" and getattr(m, "classes", 2) == 2
-    split = data.load(name, seed=seed, test=test, binary=binary)
+    split = data.load(name, seed=seed, test=test, binary=binary, pipeline=pipeline.of(scaler))
     data.check_dims(split.X_test, m.dims, what=split.name, source="the model")
     sc = MinMaxScaler.stored_or_fitted(scaler, split.X_train)
     return ("%s test split" % split.name, spec.inputs(m, sc.transform(split.X_test)),
@@ -59,7 +60,12 @@ def inputs(spec, m, scaler, name, test=None, seed=0):
     if not os.path.exists(name):
         raise data.missing(name)
     A, last = data.read_matrix(name, min_rows=1, min_cols=1, text_labels=True)
-    if A.shape[1] == m.dims:  # features, then a label (a number or, with labels, a name)
+    pipe = pipeline.of(scaler)
+    if pipe is not None:  # a row is a window of raw readings (then a label)
+        X, last = _windows(pipe, A, last, name)
+        raw = None if last is None else np.array([_label_id(v, scaler, name) for v in last],
+                                                 dtype=np.float64)
+    elif A.shape[1] == m.dims:  # features, then a label (a number or, with labels, a name)
         X, raw = A, np.array([_label_id(v, scaler, name) for v in last], dtype=np.float64)
     else:
         if any(isinstance(v, str) for v in last):
@@ -76,6 +82,14 @@ def inputs(spec, m, scaler, name, test=None, seed=0):
         U = spec.inputs(m, MinMaxScaler.stored_or_fitted(scaler, X).transform(X))
     labels, note = map_labels(raw, classes_of(spec, m))
     return "%d rows of %s" % (len(U), name), U, labels, note
+
+
+def _windows(pipe, A, last, path):
+    """(the features of a CSV's windows, its last column): with a label, a row holds one
+    window and the label; without, the last column is the window's last reading."""
+    if A.shape[1] + 1 == pipe.width and not any(isinstance(v, str) for v in last):
+        return pipe.features(np.column_stack([A, np.array(last, dtype=np.float64)]), path), None
+    return pipe.features(A, path), last
 
 
 def _label_id(v, extras, path):

@@ -56,6 +56,7 @@ def write(path, data):
 
 
 EXTRA_SCALER, EXTRA_QUANT, EXTRA_LABELS = 1, 2, 4  # the trailer's extras bits (contract 4.1)
+EXTRA_PIPELINE = 8
 LABELS_MAX, LABEL_LEN = 255, 32
 
 
@@ -64,22 +65,31 @@ class Extras:
     ((lo, hi) float32, host use) or the integer quantizer (kilobit.core.quant.IntQuantizer,
     every runtime's), and the user's labels of class ids 0 .. K-1 (a tuple of str)."""
 
-    def __init__(self, scaler=None, quant=None, labels=None):
+    def __init__(self, scaler=None, quant=None, labels=None, pipeline=None):
         if scaler is not None and quant is not None:
             raise ValueError("a model stores a float scaler or an integer quantizer, not both")
-        self.scaler, self.quant = scaler, quant
+        if pipeline is not None and quant is None:
+            raise ValueError("a model that takes windows quantizes their features with the "
+                             "integer quantizer (contract 4.1 bit 3)")
+        self.scaler, self.quant, self.pipeline = scaler, quant, pipeline
         self.labels = None if labels is None else tuple(str(v) for v in labels)
         if self.labels is not None:
             check_labels(self.labels)
 
     @classmethod
-    def of(cls, inputs, labels=None):
-        """The extras of a trainer's input map (a MinMaxScaler or an IntQuantizer) and labels."""
+    def of(cls, inputs, labels=None, pipeline=None):
+        """The extras of a trainer's input map (a MinMaxScaler or an IntQuantizer), labels and
+        window pipeline (kilobit.core.pipeline)."""
         if inputs is None:
-            return cls(labels=labels)
+            return cls(labels=labels, pipeline=pipeline)
         if hasattr(inputs, "codes"):
-            return cls(quant=inputs, labels=labels)
-        return cls(scaler=(inputs.lo_, inputs.hi_), labels=labels)
+            return cls(quant=inputs, labels=labels, pipeline=pipeline)
+        return cls(scaler=(inputs.lo_, inputs.hi_), labels=labels, pipeline=pipeline)
+
+    @classmethod
+    def of_split(cls, inputs, split):
+        """The extras of a trainer's input map and its training split's labels and pipeline."""
+        return cls.of(inputs, split.labels, getattr(split, "pipeline", None))
 
     def label(self, cid):
         """The user's label of class id `cid` (the id itself past the map)."""
@@ -124,6 +134,9 @@ def pack_scaler(extras):
         out += bytes((len(extras.labels),))
         for v in extras.labels:
             out += bytes((len(v),)) + v.encode("ascii")
+    if getattr(extras, "pipeline", None) is not None:
+        flags |= EXTRA_PIPELINE
+        out += extras.pipeline.pack()
     return bytes((flags,)) + out
 
 
@@ -134,13 +147,22 @@ def unpack_scaler(p, off, n, model, bits=None):
     p = bytes(p)
     flags = p[off]
     bad = ModelFileError("bad %s trailer" % model)
-    if flags & ~7 or flags & 3 == 3:
+    if flags & ~15 or flags & 3 == 3 or flags & EXTRA_PIPELINE and not flags & EXTRA_QUANT:
         raise bad
     if flags == 0:
         if len(p) != off + 1:
             raise bad
         return None
-    pos, scaler, quant, labels = off + 1, None, None, None
+    pos, scaler, quant, labels, pipeline = off + 1, None, None, None, None
+    if flags & EXTRA_PIPELINE:  # the last section: cut it off first, so the rest reads as before
+        from kilobit.core.pipeline import SIZE, Pipeline
+        if len(p) < pos + SIZE:
+            raise bad
+        try:
+            pipeline = Pipeline.unpack(p[-SIZE:], n)
+        except ValueError:
+            raise bad from None
+        p = p[:-SIZE]
     if flags & 3:
         if len(p) < pos + 8 * n or (not flags & EXTRA_LABELS and len(p) != pos + 8 * n):
             raise bad  # a section of the wrong length (contract 4.1), as firmware_c says
@@ -166,7 +188,7 @@ def unpack_scaler(p, off, n, model, bits=None):
             pos += 1 + p[pos]
         if pos != len(p):
             raise bad
-    return Extras(scaler, quant, labels)
+    return Extras(scaler, quant, labels, pipeline)
 
 
 class PayloadModel:

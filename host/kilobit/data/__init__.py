@@ -60,14 +60,24 @@ class Split(NamedTuple):
     #: the user's labels of class ids 0..K-1 (a CSV's label column when it holds text or
     #: numbers other than 0..K-1), stored in the model file; None: the ids are the labels
     labels: tuple = None
+    #: the window pipeline (kilobit.core.pipeline) that made X from windows of raw readings
+    pipeline: object = None
 
     @property
     def dims(self):
         return self.X_train.shape[1]
 
 
-def load(name_or_path, seed=0, test=None, binary=True):
-    """A `Split` of a built-in data set (see NAMES) or of a CSV file.
+def load(name_or_path, seed=0, test=None, binary=True, pipeline=None):
+    """A `Split` of a built-in data set (see NAMES) or of a CSV file; with a `pipeline`
+    (kilobit.core.pipeline) its rows are windows of raw readings, turned into their features.
+    """
+    split = _load(name_or_path, seed, test, binary)
+    return split if pipeline is None else pipeline.apply(split)
+
+
+def _load(name_or_path, seed, test, binary):
+    """load's split, its rows as they are read.
 
     Built-ins shuffle with `seed` and split as in the table of this module's docstring. A CSV
     (label in the last column, optional header) is shuffled with `seed` and split 80/20, unless

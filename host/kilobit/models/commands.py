@@ -55,8 +55,10 @@ def load_split(a):
     """(split, classes) of --data/--test drawn with --seed, refusing a single-class training
     split."""
     from kilobit import data
+    from kilobit.core import pipeline
 
-    split = data.load(a.data, seed=a.seed, test=a.test, binary=False)
+    split = data.load(a.data, seed=a.seed, test=a.test, binary=False,
+                      pipeline=pipeline.from_args(a))
     classes = int(max(split.y_train.max(), split.y_test.max())) + 1
     if len(np.unique(split.y_train)) < 2:
         raise KilobitError("%s: the training split has a single class" % split.name)
@@ -82,7 +84,7 @@ def save_and_report(a, est, split, classes, what, check_budget=False):
     if check_budget and a.budget_bytes is not None and nbytes > a.budget_bytes:
         raise KilobitError("the trained model takes %d B on the device, over --budget-bytes %d "
                            "(nothing written)" % (nbytes, a.budget_bytes))
-    blob = est.to_bytes(a.bits, labels=split.labels)
+    blob = est.to_bytes(a.bits, labels=split.labels, pipeline=split.pipeline)
     kbfile.write(a.output, blob)
     cte = est.codes(split.X_test)
     acc_f = float((est.float_.predict(cte / float(1 << a.in_bits)) == split.y_test).mean())
@@ -121,6 +123,17 @@ def add_data_args(t, task=None):
     t.add_argument("--data", required=True, help=data.help_text(task))
     t.add_argument("--test", help="CSV test split (with a CSV --data; without it a CSV is "
                                   "shuffled with --seed and split 80/20)")
+    g = t.add_argument_group("windows of raw readings (docs/contract.md 12): the model file "
+                             "records them, and predict, eval and the board follow")
+    g.add_argument("--window", type=integer(1, 256), default=None, metavar="N",
+                   help="each --data row is a window of N samples x --axes readings "
+                        "(interleaved x0 y0 z0 x1 ..., then the label)")
+    g.add_argument("--axes", type=integer(1, 16), default=None, metavar="A",
+                   help="axes per sample (default 1)")
+    g.add_argument("--features", default=None, metavar="LIST",
+                   help="the features of each axis: names of mean,mad,min,max,energy,diff,"
+                        "cross, 'time' for all seven, and fftP:B for B band energies of a "
+                        "P-point FFT (P 32..256), e.g. time,fft64:8 (default: time)")
 
 
 def eval_codes(a, m, scaler, quantize, bits, binary=True):
@@ -128,9 +141,11 @@ def eval_codes(a, m, scaler, quantize, bits, binary=True):
     m.dims features, and its test rows as `bits`-bit codes through the model file's scaler (or
     one fitted on the training split when the file has none) and the model's `quantize`."""
     from kilobit import data
+    from kilobit.core import pipeline
     from kilobit.core.quant import MinMaxScaler
 
-    split = data.load(a.data, seed=a.seed, test=a.test, binary=binary)
+    split = data.load(a.data, seed=a.seed, test=a.test, binary=binary,
+                      pipeline=pipeline.of(scaler))
     data.check_dims(split.X_test, m.dims, what=split.name, source="the model %s" % a.model)
     sc = MinMaxScaler.stored_or_fitted(scaler, split.X_train)
     return split, quantize(sc.transform(split.X_test), bits)

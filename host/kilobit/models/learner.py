@@ -140,7 +140,9 @@ def split_codes(m, scaler, data_name, test=None, seed=0, quantize=None, binary=N
     q = quantize or default_quantize
     if binary is None:
         binary = getattr(m, "classes", 2) == 2
-    split = data.load(data_name, seed=seed, test=test, binary=binary)
+    from kilobit.core import pipeline
+    split = data.load(data_name, seed=seed, test=test, binary=binary,
+                      pipeline=pipeline.of(scaler))
     data.check_dims(split.X_train, m.dims, what=split.name, source="the model")
     sc = MinMaxScaler.stored_or_fitted(scaler, split.X_train)
     bits = getattr(m, "in_bits", None) or m.bits
@@ -152,9 +154,11 @@ def train_split(a):
     (a binary learner for 2, one-vs-rest for more); refused past 255 classes or with a single
     class in the training split."""
     from kilobit import data
+    from kilobit.core import pipeline
     from kilobit.models.ovr import MAX_CLASSES
 
-    split = data.load(a.data, seed=a.seed, test=a.test, binary=False)
+    split = data.load(a.data, seed=a.seed, test=a.test, binary=False,
+                      pipeline=pipeline.from_args(a))
     K = max(2, int(max(split.y_train.max(), split.y_test.max())) + 1)
     if len(np.unique(split.y_train)) < 2:
         raise KilobitError("%s: the training split has a single class" % split.name)

@@ -55,7 +55,9 @@ def train(a):
     from kilobit.core.quant import fit_inputs
     from kilobit.models.assoc.model import AssocInt
 
-    split = data.load(a.data, seed=a.seed, test=a.test, binary=False)
+    from kilobit.core import pipeline
+    split = data.load(a.data, seed=a.seed, test=a.test, binary=False,
+                      pipeline=pipeline.from_args(a))
     dims = split.X_train.shape[1]
     classes = int(max(split.y_train.max(), split.y_test.max())) + 1
     if a.P < 1 or dims % a.P:
@@ -74,7 +76,7 @@ def train(a):
         m = AssocInt(a.approach, a.bits, a.P, dims // a.P, cap, a.kt, a.R, seed=a.seed)
     except ValueError as e:
         raise KilobitError("bad assoc parameters: %s" % e) from None
-    scaler = kbfile.Extras.of(fit_inputs(split.X_train, a.bits), split.labels)
+    scaler = kbfile.Extras.of_split(fit_inputs(split.X_train, a.bits), split)
     Utr, Ute = _values(split, m, scaler)
     right = 0
     with progress.bar(len(Utr), "train assoc", quiet=a.quiet) as bar:
@@ -99,8 +101,10 @@ def evaluate(a, blob):
     from kilobit import data
     from kilobit.models.assoc.model import AssocInt
 
+    from kilobit.core import pipeline
     m, scaler = AssocInt.from_bytes(blob)
-    split = data.load(a.data, seed=a.seed, test=a.test, binary=False)
+    split = data.load(a.data, seed=a.seed, test=a.test, binary=False,
+                      pipeline=pipeline.of(scaler))
     data.check_dims(split.X_test, m.T, what=split.name, source="the model %s" % a.model)
     _, Ute = _values(split, m, scaler)
     pred, _ = m.predict_many(Ute)

@@ -661,8 +661,8 @@ class Bonsai:
         self.int_ = {w: quantize_model(self.float_, C, w) for w in (16, 8)}
         return self
 
-    def to_bytes(self, wbits=8, labels=None):
-        return self.int_[wbits].to_bytes(scaler=kbfile.Extras.of(self.scaler_, labels))
+    def to_bytes(self, wbits=8, labels=None, pipeline=None):
+        return self.int_[wbits].to_bytes(scaler=kbfile.Extras.of(self.scaler_, labels, pipeline))
 
 
 def stderr_log(line):

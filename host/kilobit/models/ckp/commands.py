@@ -34,7 +34,7 @@ def train(a):
     est = CompressedKernelPerceptron(L=a.L, A=a.A, bits=a.bits, C=a.C, seed=a.seed, classes=K)
     fit_online(est, Xtr, split.y_train, a.quiet, "train ckp")
     m = est.model_
-    blob = m.to_bytes(scaler=kbfile.Extras.of(scaler, split.labels))
+    blob = m.to_bytes(scaler=kbfile.Extras.of_split(scaler, split))
     kbfile.write(a.output, blob)
     acc = est.score(Xte, split.y_test)
     n = 1 if K == 2 else K

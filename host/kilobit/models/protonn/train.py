@@ -562,9 +562,9 @@ class ProtoNN:
         """The integer model's predictions (what the device answers) at `wbits`."""
         return self.int_[self.wbits].predict(self.codes(X))
 
-    def to_bytes(self, wbits=8, labels=None):
+    def to_bytes(self, wbits=8, labels=None, pipeline=None):
         from kilobit.core import kbfile
-        return self.int_[wbits].to_bytes(scaler=kbfile.Extras.of(self.scaler_, labels))
+        return self.int_[wbits].to_bytes(scaler=kbfile.Extras.of(self.scaler_, labels, pipeline))
 
 
 def stderr_log(line):

@@ -41,7 +41,7 @@ def train(a):
     scaler, Xtr, Xte = data.scale(split, a.bits)
     est = RandomKernelPerceptron(a.kernel, a.bits, a.budget, a.width, a.C, a.seed, classes=K)
     fit_online(est, Xtr, split.y_train, a.quiet, "train rkp")
-    blob = est.model_.to_bytes(scaler=kbfile.Extras.of(scaler, split.labels))
+    blob = est.model_.to_bytes(scaler=kbfile.Extras.of_split(scaler, split))
     kbfile.write(a.output, blob)
     acc = est.score(Xte, split.y_test)
     m = est.model_

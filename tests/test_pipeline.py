@@ -1,0 +1,167 @@
+"""A model's window pipeline (contract 12.1, trailer bit 3): trained from windows of raw
+readings, recorded in the model file, followed by eval, predict, the C tools and kbit's Window
+(CPython and MicroPython, under heap_lock), refused alike everywhere when it is bad."""
+import csv
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from kilobit.core import kbfile
+from kilobit.core.errors import DataError
+from kilobit.core.features import Spec
+from kilobit.core.paths import REPO
+from kilobit.core.pipeline import Pipeline
+
+KBIT = os.path.join(REPO, "device")
+NAMES = ("still", "shake", "wave")
+N, A = 64, 3
+
+
+def windows(seed=7, per_class=40, n=N, axes=A):
+    """Seeded int16 windows of three classes: noise around a resting value, fast large
+    oscillation, slow oscillation (each axis its own phase), with their labels."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    rows, labels = [], []
+    for k, name in enumerate(NAMES):
+        for _ in range(per_class):
+            w = np.empty((n, axes))
+            for a in range(axes):
+                base = rng.integers(-2000, 2000)
+                noise = rng.normal(0, 40, n)
+                if k == 0:
+                    sig = 0
+                elif k == 1:
+                    sig = rng.uniform(3000, 8000) * np.sin(2 * np.pi * rng.uniform(10, 14) * t / n
+                                                          + rng.uniform(0, 6))
+                else:
+                    sig = rng.uniform(3000, 8000) * np.sin(2 * np.pi * rng.uniform(1, 3) * t / n
+                                                          + rng.uniform(0, 6))
+                w[:, a] = base + sig + noise
+            rows.append(np.clip(np.round(w), -32768, 32767).astype(int).reshape(-1))
+            labels.append(name)
+    return np.array(rows), labels
+
+
+def write_csv(path, rows, labels=None):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        for i, r in enumerate(rows):
+            w.writerow(list(r) + ([labels[i]] if labels is not None else []))
+
+
+def kilobit(*args):
+    return subprocess.run([sys.executable, "-m", "kilobit.cli"] + [str(a) for a in args],
+                          capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    d = tmp_path_factory.mktemp("pipe")
+    rows, labels = windows()
+    data = d / "win.csv"
+    write_csv(data, rows, labels)
+    model = d / "m.kb"
+    r = kilobit("train", "rkp", "--data", data, "--window", N, "--axes", A, "--features",
+                "mean,mad,energy,fft32:4", "--quiet", "-o", model)
+    assert r.returncode == 0, r.stderr
+    return d, data, model, rows, labels
+
+
+def test_pipeline_pack_round_trip_and_refusals():
+    p = Pipeline(100, 3, Spec.parse("time,fft64:8"))
+    assert p.inputs == 3 * 15 and p.width == 300
+    assert Pipeline.unpack(p.pack(), 45) == p
+    for fields in [(0, 3, 0x7F, 0, 0), (257, 3, 0x7F, 0, 0), (100, 0, 0x7F, 0, 0),
+                   (100, 17, 0x7F, 0, 0), (100, 3, 0x80, 0, 0), (100, 3, 0, 0, 0),
+                   (100, 3, 0x7F, 4, 2), (100, 3, 0x7F, 7, 4),  # P=128 > N=100
+                   (100, 3, 0x7F, 6, 3), (100, 3, 0x7F, 6, 64), (100, 3, 0x7F, 0, 2)]:
+        b = bytes([fields[0] & 0xFF, fields[0] >> 8]) + bytes(fields[1:])
+        with pytest.raises(ValueError):
+            Pipeline.unpack(b)
+    with pytest.raises(ValueError):
+        Pipeline.unpack(p.pack(), 44)  # the model's inputs are not the pipeline's
+    with pytest.raises(DataError):
+        Pipeline(32, 3, "fft64:4")
+
+
+def test_train_records_the_pipeline_and_eval_predict_follow_it(trained):
+    d, data, model, rows, labels = trained
+    m, extras = kbfile.Extras, None
+    from kilobit.models import registry
+    spec, blob = registry.read(str(model))
+    _, extras = spec.load(blob)
+    assert extras.pipeline == Pipeline(N, A, "mean,mad,energy,fft32:4")
+    assert extras.quant is not None and extras.labels == tuple(sorted(NAMES))
+    r = kilobit("eval", model, "--data", data)
+    assert r.returncode == 0, r.stderr
+    acc = float(r.stdout.split("accuracy")[1])
+    assert acc >= 0.9, r.stdout  # three well-separated classes
+    # every row of the CSV, with labels and without
+    r = kilobit("predict", model, "--data", data)
+    assert r.returncode == 0, r.stderr
+    got = [line.split(",")[0] for line in r.stdout.splitlines()[1:len(rows) + 1]]
+    assert len(got) == len(rows) and set(got) <= set(NAMES)
+    bare = d / "bare.csv"
+    write_csv(bare, rows)
+    r2 = kilobit("predict", model, "--data", bare)
+    assert r2.returncode == 0, r2.stderr
+    assert [line.split(",")[0] for line in r2.stdout.splitlines()[1:len(rows) + 1]] == got
+
+
+def test_bad_windows_are_refused_cleanly(trained, tmp_path):
+    d, data, model, rows, labels = trained
+    short = tmp_path / "short.csv"
+    write_csv(short, rows[:, :-3], labels)  # one sample short of a window
+    r = kilobit("predict", model, "--data", short)
+    assert r.returncode == 2 and r.stderr.startswith("kilobit: error:") and \
+        "window of 192 readings" in r.stderr, r.stderr
+    big = tmp_path / "big.csv"
+    write_csv(big, np.where(np.arange(rows.shape[1]) == 5, 40000, rows), labels)
+    r = kilobit("predict", model, "--data", big)
+    assert r.returncode == 2 and "int16" in r.stderr, r.stderr
+    for args, said in [(["--axes", "3"], "--window"), (["--window", "64", "--features", "fft"], "fftP"),
+                       (["--window", "64", "--features", "mean,fast"],
+                                                       "feature"),
+                       (["--window", "64", "--axes", "3", "--features", "fft128:4"], "128"),
+                       (["--window", "50", "--axes", "3"], "window")]:
+        out = tmp_path / "x.kb"
+        r = kilobit("train", "rkp", "--data", data, "--quiet", "-o", out, *args)
+        assert r.returncode == 2 and r.stderr.startswith("kilobit: error:") and said in r.stderr, \
+            (args, r.stderr)
+        assert not out.exists()
+
+
+def corrupt(blob, edit):
+    """The model file with its last trailer bytes edited (edit(payload) -> payload), resealed."""
+    name, pl = kbfile.unpack(blob)
+    return kbfile.pack(name, edit(bytearray(pl)))
+
+
+def test_a_bad_pipeline_is_refused_by_host_kbit_and_c(trained, tmp_path):
+    from kilobit.core.errors import ModelFileError
+    from kilobit.runtimes.catalog import get
+    d, data, model, rows, labels = trained
+    blob = model.read_bytes()
+    sys.path.insert(0, KBIT)
+    try:
+        import kbit
+        from kbit.kbfile import ModelFileError as KbitError
+        from kilobit.models import registry
+        spec = registry.get("rkp")
+        for edit in (lambda p: p[:-4] + bytes([4]) + p[-3:],     # A * F is not the dims
+                     lambda p: p[:-2] + bytes([7, 4]),             # P = 128 > N = 64
+                     lambda p: p[:-1],                             # a byte short
+                     lambda p: p + b"\0"):                         # a byte over
+            bad = corrupt(blob, edit)
+            with pytest.raises(ModelFileError, match="bad rkp trailer"):
+                spec.load(bad)
+            with pytest.raises(KbitError, match="bad rkp trailer"):
+                kbit.load(bad)
+            with pytest.raises(Exception, match="bad rkp trailer"):
+                get("c-host").replay(bad, [("Q", None, [0] * 21)])
+    finally:
+        sys.path.remove(KBIT)
