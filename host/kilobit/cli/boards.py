@@ -120,6 +120,7 @@ def add_parsers(sub):
     b.add_argument("--model", help="the model file whose firmware runs (default: a fresh Banana "
                                    "model: rkp laplace, 4 bits, 62 SVs, A=-6, 2 inputs)")
     b.add_argument("--link", help="also make PATH a symlink to the pty")
+    _add_record(sub)
 
 
 def _model(path):
@@ -235,5 +236,53 @@ def cmd_board(a):
                      a.board, sb.port, " --model " + a.model if a.model else ""))
 
 
+def _add_record(sub):
+    from kilobit import record
+    p = sub.add_parser(
+        "record", help="record labelled windows of sensor readings from a MicroPython board "
+                       "into a CSV for train --data",
+        description="Sample windows on a MicroPython board (nothing to install on it: the host "
+                    "sends kbit.sensor through the raw REPL) and write one CSV row a window: "
+                    "A*N readings, interleaved (a0_0,a1_0,...,a0_1,...), then the label.")
+    p.add_argument("--port", required=True, help="the board's serial port or pyserial URL")
+    p.add_argument("--sensor", required=True, metavar="{%s,adc:PIN}" % ",".join(record.SENSORS),
+                   help="an I2C accelerometer (x, y, z; machine.I2C), an analog pin (one axis, "
+                        "read_u16() >> 1), or stream: readings the host sends (--feed)")
+    p.add_argument("--label", required=True, help="the windows' label (1..32 printable ASCII)")
+    p.add_argument("--window", type=options.integer(1, record.WINDOW_MAX), required=True,
+                   metavar="N", help="samples a window")
+    p.add_argument("--rate", type=options.real(0.01, 10000), required=True, metavar="HZ",
+                   help="samples a second (paced by time.ticks_us on the board)")
+    p.add_argument("--windows", type=options.integer(1, options.STEPS_MAX), metavar="K",
+                   help="windows to record (stream: default as many whole ones as --feed holds)")
+    p.add_argument("--axes", type=options.integer(1, record.AXES_MAX), metavar="A",
+                   help="readings a sample (accelerometers 3, adc 1; stream: --feed's columns)")
+    p.add_argument("--feed", metavar="FILE",
+                   help="--sensor stream: a CSV of raw int16 readings, one sample of A axes a row")
+    p.add_argument("-o", "--output", required=True, help="the CSV file written")
+    p.add_argument("--append", action="store_true",
+                   help="add the rows to --output (its columns must be the same)")
+    p.add_argument("--timeout", type=options.real(hi=500, above=0), metavar="S",
+                   help="seconds a window may take (default: twice its own time plus 5)")
+    p.add_argument("--addr", type=record.i2c_address, metavar="ADDR",
+                   help="the accelerometer's I2C address (default: the chip's usual one: "
+                        "mpu6050 0x68, adxl345 0x53, lis3dh 0x18)")
+    p.add_argument("--bus", type=options.integer(0, 9), default=0, help="machine.I2C's bus id")
+    p.add_argument("--sda", help="SDA pin (with --scl; default: the port's pins of --bus)")
+    p.add_argument("--scl", help="SCL pin")
+
+
+def cmd_record(a):
+    from kilobit import record
+
+    def pin(v):
+        return int(v) if v is not None and v.isdigit() else v
+
+    return record.record(a.port, a.sensor, a.label, a.window, a.rate, a.output,
+                         windows=a.windows, axes=a.axes, feed=a.feed, append=a.append,
+                         timeout=a.timeout, addr=a.addr, bus=a.bus, sda=pin(a.sda),
+                         scl=pin(a.scl))
+
+
 COMMANDS = {"fit": cmd_fit, "deploy": cmd_deploy, "run": cmd_run,
-            "flash-firmware": cmd_flash_firmware, "board": cmd_board}
+            "flash-firmware": cmd_flash_firmware, "board": cmd_board, "record": cmd_record}
