@@ -693,10 +693,11 @@ def test_micropython_alone_refuses_the_other_architecture(tmp_path):
 
 
 def test_kbit_still_imports_under_cpython():
-    from kbit import assoc, bonsai, ckp, compat, protonn, quant, rkp
+    from kbit import assoc, bonsai, ckp, compat, features, protonn, quant, rkp
     assert os.path.dirname(os.path.abspath(rkp.__file__)) == KBIT
     for mod, cls in ((rkp, rkp.RKP), (ckp, ckp.CKP), (bonsai, bonsai.Bonsai),
-                     (protonn, protonn.ProtoNN), (assoc, assoc.Assoc), (quant, quant.Quantizer)):
+                     (protonn, protonn.ProtoNN), (assoc, assoc.Assoc), (quant, quant.Quantizer),
+                     (features, features.Extractor)):
         assert cls.native is False and "runs no native modules" in mod.NATIVE_WHY
         assert mod.use_native(True) is False
     assert set(compat.NATIVE_STATUS) >= set(MODELS)

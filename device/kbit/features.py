@@ -178,6 +178,8 @@ class Extractor:
             self._cs = _twiddles(p, array("h", bytes(2 << p)))
             self._re = array("h", bytes(2 << p))
             self._im = array("h", bytes(2 << p))
+        if _nat:  # the native kernel's context, its FFT scratch made now (features.c: bind)
+            _nat.bind(self)
 
     def run(self, window):
         """The features of window (self.size readings, interleaved: an array("h"), array("i")
@@ -222,3 +224,26 @@ def _mean(w, A, a, n):
         s += w[i]
         i += A
     return (s + _BIAS * n + (n >> 1)) // n - _BIAS
+
+
+# --- the native kernel: kb_features.h as kbit/_kb_features.mpy (kbit.compat.native) ---
+# On the native path Extractor.run and features are the native module's own functions (no
+# Python frame before the C loops); it runs the bytecode ones above for what its kernel does
+# not take (a list, an array("i"), a wrong length, ...), so the errors stay the bytecode's.
+from .compat import native_methods as _native_methods  # noqa: E402
+
+_features_py = features
+_nat, _use_run, NATIVE_WHY = _native_methods(Extractor, "features", ("run",),
+                                             features_py=features)
+
+
+def use_native(on=True):
+    """Extract in the native module (when it loaded) or in bytecode; whether native now (also
+    kbit.features.native)."""
+    global features, native
+    native = _use_run(on)
+    features = _nat.features if native else _features_py
+    return native
+
+
+native = use_native()

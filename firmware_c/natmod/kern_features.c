@@ -1,4 +1,5 @@
-/* kern_features.c - the kernel of _kb_features: kb_features.h's window features (kbn.h). */
+/* kern_features.c - the kernel of _kb_features: kb_features.h's window features and kb_fft.h's
+ * band energies (kbn.h). */
 /* -O2 with unrolled loops for the whole file, the header's inline functions included (the
  * modules build -Os): on the emulated Pico a 3 x 100 window took 41,122 cycles at -Os, 38,325 at
  * -O2, 40,600 at -O3 and 35,911 so (issue 29's target: 300 us, 37,500 cycles) */
@@ -7,15 +8,12 @@
 
 #include "kbn.h"
 
-int kbn_features_time(const int16_t *w, uint16_t n, uint8_t axes,
-                                                      int32_t *out)
+int kbn_features_time(const int16_t *w, uint16_t n, uint8_t axes, int32_t *out)
 {
     return kb_features(w, n, axes, out);
 }
 
 int kbn_features_run(const kbn_features_t *x, const int16_t *w)
 {
-    if (x->mask == 0x7F && x->p == 0)
-        return kb_features(w, x->n, x->axes, x->out);
-    return KB_ERR_LIMIT; /* the selections kb_features_extract adds run in bytecode until then */
+    return kb_features_extract(w, x->n, x->axes, x->mask, x->p, x->bands, x->scratch, x->out);
 }

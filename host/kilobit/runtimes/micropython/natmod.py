@@ -23,8 +23,9 @@ from kilobit.runtimes.base import RuntimeFailure
 SOURCE = os.path.join(REPO, "firmware_c", "natmod")
 OUT = os.path.join(REPO, "build", "natmod")
 CORE = os.path.join(REPO, "build", "micropython-1.23")
-#: a module per model type, and the integer quantizer every type shares (kbit.quant)
-MODELS = ("rkp", "ckp", "bonsai", "protonn", "assoc", "quant")
+#: a module per model type, the integer quantizer every type shares (kbit.quant), and a
+#: window's features (kbit.features)
+MODELS = ("rkp", "ckp", "bonsai", "protonn", "assoc", "quant", "features")
 #: the architectures built here, and what each needs beyond make and the sdist
 ARCHS = {"x64": "gcc", "armv6m": "arm-none-eabi-gcc"}
 
