@@ -165,3 +165,57 @@ def test_a_bad_pipeline_is_refused_by_host_kbit_and_c(trained, tmp_path):
                 get("c-host").replay(bad, [("Q", None, [0] * 21)])
     finally:
         sys.path.remove(KBIT)
+
+
+def test_kbit_window_answers_as_the_host_and_learns(trained):
+    """kbit.pipeline.Window on CPython: every window's label is the host's prediction, the model
+    saves back to the same bytes, and learn() takes a window and a label."""
+    d, data, model, rows, labels = trained
+    from array import array
+    r = kilobit("predict", model, "--data", data)
+    host = [line.split(",")[0] for line in r.stdout.splitlines()[1:len(rows) + 1]]
+    sys.path.insert(0, KBIT)
+    try:
+        import io
+        import kbit
+        from kbit.pipeline import Window
+        m = kbit.load(str(model))
+        assert m.pipeline == (N, A, 0b10011, 5, 4)
+        w = Window(m)
+        assert [w.predict(array("h", r)) for r in rows] == host
+        out = io.BytesIO()
+        m.save(out)
+        assert out.getvalue() == model.read_bytes()
+        before = m.count
+        for r, y in zip(rows[:30], labels[:30]):
+            w.learn(array("h", r), y)
+        assert m.count >= before
+        with pytest.raises(ValueError):
+            w.predict(array("h", rows[0][:-1]))
+        from kbit.rkp import RKP
+        plain = RKP.new("laplace", 4, 3, 8, -2)
+        with pytest.raises(ValueError, match="--window"):
+            Window(plain)
+    finally:
+        sys.path.remove(KBIT)
+
+
+@pytest.mark.parametrize("runtime", ["host", "kbit-cpython", "c-host", "kbit-unix",
+                                     "kbit-unix-bytecode"])
+def test_golden_from_windows_replays_on_runtimes(trained, tmp_path_factory, runtime):
+    """`golden make --model` of a pipeline model keeps the windows as its raw rows; each runtime
+    computes their features and codes itself (kbit under heap_lock on MicroPython)."""
+    from conftest import need
+    from kilobit import golden
+    from kilobit.runtimes.catalog import get
+    d, data, model, rows, labels = trained
+    g = d / "g.json"
+    if not g.exists():
+        r = kilobit("golden", "make", "--model", model, "--data", data, "--steps", "60", "-o", g)
+        assert r.returncode == 0, r.stderr
+    doc = golden.load(str(g))
+    assert len(doc["raw"]) == 60 and all(len(row) == N * A for row in doc["raw"])
+    rt = get(runtime)
+    need(rt.missing())
+    r = kilobit("golden", "check", g, "--runtime", runtime)
+    assert r.returncode == 0 and "quantized from raw" in r.stdout, r.stdout + r.stderr

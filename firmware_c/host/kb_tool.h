@@ -10,6 +10,7 @@
 #include <string.h>
 
 #define KB_QUANT_FILE
+#include "../kb_features.h"
 #include "../kb_quant.h"
 
 /* "error: [step N: ]what" on stderr after what stdout has so far, then exit(status). */
@@ -65,6 +66,11 @@ static int32_t kb_tool_raw[KB_TOOL_MAX_RAW];
 static int32_t kb_tool_qlo[KB_TOOL_MAX_RAW], kb_tool_qhi[KB_TOOL_MAX_RAW];
 static uint32_t kb_tool_qM[KB_TOOL_MAX_RAW];
 static kb_quant_t kb_tool_quant;
+/* a model with a window pipeline (contract 12.1): a raw step is a window of axes*n readings */
+static kb_pipeline_t kb_tool_pipe;
+static uint16_t kb_tool_inputs; /* raw values a step holds: the quantizer's n, or the window's */
+static int16_t kb_tool_window[256u * KB_PIPELINE_AXES];
+static int16_t kb_tool_scratch[2u * 256u];
 
 /* 1 when argv[1] is "-r" (then dropped from argc/argv), else 0. */
 static inline int kb_tool_raw_flag(int *argc, char ***argv)
@@ -91,6 +97,13 @@ static inline void kb_tool_quant_load(const uint8_t *file, uint8_t bits, uint32_
         kb_die(2, kb_model_strerror(err, file[5]), 0);
     if (kb_tool_quant.n == 0)
         kb_die(2, "raw steps need a model with an integer quantizer", 0);
+    kb_tool_inputs = kb_tool_quant.n;
+    kb_tool_pipe.n = 0;
+    if (file[KB_FILE_HEAD + used] & KB_EXTRA_PIPELINE) { /* the payload's last 6 bytes */
+        kb_pipeline_read(file + KB_FILE_HEAD + kb_le32(file + 8) - KB_PIPELINE_SIZE,
+                         &kb_tool_pipe);
+        kb_tool_inputs = (uint16_t)(kb_tool_pipe.n * kb_tool_pipe.axes);
+    }
 }
 
 /* A decimal int32_t token at *s (optional '-'); advance past it. */
@@ -122,15 +135,27 @@ static inline const char *kb_tool_read_raw(const char *s, uint8_t *codes, int8_t
                                            unsigned long step)
 {
     uint16_t j;
-    for (j = 0; j < kb_tool_quant.n; j++) {
+    for (j = 0; j < kb_tool_inputs; j++) {
         s = kb_skip_space(s);
         if (*s == '\0')
             kb_die(3, "fewer raw values than the model's inputs", step);
         if (!kb_parse_int32(&s, &kb_tool_raw[j]))
             kb_die(3, "raw value is not a 32-bit integer", step);
+        if (kb_tool_pipe.n) {
+            if (kb_tool_raw[j] < -32768L || kb_tool_raw[j] > 32767L)
+                kb_die(3, "a window's reading is not an int16", step);
+            kb_tool_window[j] = (int16_t)kb_tool_raw[j];
+        }
     }
     if (*kb_skip_space(s) != '\0')
         kb_die(3, "more raw values than the model's inputs", step);
+    if (kb_tool_pipe.n) { /* the window's features are the quantizer's readings */
+        kb_err_t err = kb_features_extract(kb_tool_window, kb_tool_pipe.n, kb_tool_pipe.axes,
+                                           kb_tool_pipe.mask, kb_tool_pipe.p,
+                                           kb_tool_pipe.bands, kb_tool_scratch, kb_tool_raw);
+        if (err != KB_OK)
+            kb_die(3, kb_strerror(err), step);
+    }
     if (values)
         kb_quant_values32(&kb_tool_quant, kb_tool_raw, values);
     else

@@ -29,6 +29,15 @@ def replay(m, rows):
     raw = array("i", bytes(4 * n))
     out = array("b", bytes(n)) if q.off else bytearray(n)
     quantize = m.quantize
+    if m.pipeline is not None:  # a row is a window: its features, then the quantizer
+        from kbit.pipeline import Window
+        w = Window(m)
+        n = w.size
+        raw = array("h", bytes(2 * n))
+        out = w.codes
+
+        def quantize(window, codes):
+            w.inputs(window)
     for line in rows:
         f = line.split()
         if not f:

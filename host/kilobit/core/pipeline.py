@@ -79,7 +79,8 @@ class Pipeline:
     def apply(self, split):
         """The split with its windows turned into features, the pipeline kept with it."""
         return split._replace(X_train=self.features(split.X_train, split.name),
-                              X_test=self.features(split.X_test, split.name), pipeline=self)
+                              X_test=self.features(split.X_test, split.name), pipeline=self,
+                              windows=(split.X_train, split.X_test))
 
 
 def from_args(a):

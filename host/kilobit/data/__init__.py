@@ -62,10 +62,21 @@ class Split(NamedTuple):
     labels: tuple = None
     #: the window pipeline (kilobit.core.pipeline) that made X from windows of raw readings
     pipeline: object = None
+    #: with a pipeline: (train windows, test windows), the rows X was computed from
+    windows: tuple = None
 
     @property
     def dims(self):
         return self.X_train.shape[1]
+
+    @property
+    def raw_train(self):
+        """The training rows as read: windows of raw readings with a pipeline, else X_train."""
+        return self.X_train if self.windows is None else self.windows[0]
+
+    @property
+    def raw_test(self):
+        return self.X_test if self.windows is None else self.windows[1]
 
 
 def load(name_or_path, seed=0, test=None, binary=True, pipeline=None):

@@ -194,7 +194,7 @@ def from_model(name, int_class, quantize, model_bytes, data_name, test=None, ste
     if getattr(m, "classes", 2) > 2:
         params["classes"] = m.classes
     doc = make_doc(name, int_class, bytes(model_bytes), seq, params)
-    return with_raw(doc, scaler, split.X_train[:nl], split.X_test[:nq])
+    return with_raw(doc, scaler, split.raw_train[:nl], split.raw_test[:nq])
 
 
 def with_raw(doc, scaler, *Xs):

@@ -155,4 +155,4 @@ def from_model(name, int_class, model_bytes, data_name, test=None, steps=None, s
     inputs = [[int(c) for c in u] for u in cte[:n]]
     return with_raw(golden_doc(name, m, dict(data=split.name, seed=seed, steps=len(inputs)),
                                inputs=inputs, model_file=bytes(model_bytes)),
-                    scaler, split.X_test[:n])
+                    scaler, split.raw_test[:n])

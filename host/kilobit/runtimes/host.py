@@ -14,6 +14,8 @@ def inputs_of_raw(spec, m, extras, rows):
     import numpy as np
     if extras is None or extras.quant is None:
         raise RuntimeFailure("the model file has no integer quantizer")
+    if extras.pipeline is not None:  # the rows are windows: their features are the readings
+        rows = extras.pipeline.features(rows)
     return spec.inputs(m, extras.quant.transform(np.asarray(rows, dtype=np.float64))).tolist()
 
 

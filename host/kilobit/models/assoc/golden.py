@@ -251,4 +251,4 @@ def from_model(model_bytes, data_name, test=None, steps=None, seed=0):
     from kilobit.models.learner import with_raw
     doc = make_doc(bytes(model_bytes), seq, dict(data=split.name, seed=seed, steps=len(seq),
                                                  learn=nl, query=nq))
-    return with_raw(doc, scaler, split.X_train[:nl], split.X_test[:nq])
+    return with_raw(doc, scaler, split.raw_train[:nl], split.raw_test[:nq])

@@ -18,6 +18,10 @@ class KbitCPythonRuntime(Runtime):
         from array import array
         try:
             m = kbit.load(bytes(model))
+            if m.pipeline is not None:  # the rows are windows (kbit.pipeline)
+                from kbit.pipeline import Window
+                w = Window(m)
+                return [list(w.inputs(array("h", r))) for r in rows]
             return [list(m.quantize(array("i", r))) for r in rows]
         except ValueError as e:  # ModelFileError is one
             raise RuntimeFailure("%s: %s" % (type(e).__name__, e)) from None
