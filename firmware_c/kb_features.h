@@ -137,14 +137,14 @@ static inline kb_err_t kb_features_extract(const int16_t *w, uint16_t n, uint8_t
         return KB_ERR_PARAM;
     }
     for (k = 0; k < KB_FEATURES_F; k++)
-        f = (uint8_t)(f + (mask >> k & 1u));
+        f = (uint8_t)(f + ((unsigned)mask >> k & 1u));
     if (f + bands == 0)
         return KB_ERR_PARAM;
     for (a = 0; a < axes; a++) {
         /* the mean the bands need comes with the seven, so they are all computed */
         kb_features_axis(w + a, n, axes, t);
         for (k = 0; k < KB_FEATURES_F; k++)
-            if (mask >> k & 1u)
+            if ((unsigned)mask >> k & 1u)
                 *out++ = t[k];
         if (p != 0) {
             kb_fft_bands(w + a, axes, (int16_t)t[0], p, bands, scratch, out);

@@ -169,7 +169,7 @@ static inline uint8_t kb_pipeline_per_axis(const kb_pipeline_t *pp)
         (pp->mask & 0x80u))
         return 0;
     for (k = 0; k < 7u; k++)
-        f = (uint8_t)(f + ((pp->mask >> k) & 1u));
+        f = (uint8_t)(f + (((unsigned)pp->mask >> k) & 1u));
     if (pp->p) {
         if (pp->p < 5u || pp->p > 8u || (1u << pp->p) > pp->n || pp->bands < 1u ||
             pp->bands > (1u << (pp->p - 1u)) || (pp->bands & (pp->bands - 1u)))

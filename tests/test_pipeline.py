@@ -219,3 +219,52 @@ def test_golden_from_windows_replays_on_runtimes(trained, tmp_path_factory, runt
     need(rt.missing())
     r = kilobit("golden", "check", g, "--runtime", runtime)
     assert r.returncode == 0 and "quantized from raw" in r.stdout, r.stdout + r.stderr
+
+
+def test_export_header_goes_from_a_window_to_the_inputs(trained, tmp_path):
+    """kilobit export of a model trained on windows gives NAME_window (kb_features_extract,
+    then the integer quantizer): the same inputs as the host's for every window, built with
+    warnings as errors (the export itself builds it for the Uno too)."""
+    import shutil
+    from conftest import need
+    from kilobit.runtimes.host import HostRuntime
+    need(None if shutil.which("gcc") else "gcc")
+    need(None if shutil.which("avr-gcc") else "avr-gcc (kilobit export builds for the Uno)")
+    d, data, model, rows, labels = trained
+    pn = tmp_path / "pn.kb"
+    r = kilobit("train", "protonn", "--data", data, "--window", N, "--axes", A, "--features",
+                "mad,max,cross,fft64:8", "--quiet", "-o", pn)
+    assert r.returncode == 0, r.stderr
+    r = kilobit("export", pn, "--name", "act", "-o", tmp_path / "act.h")
+    assert r.returncode == 0, r.stderr
+    src = tmp_path / "t.c"
+    src.write_text("""#include <stdio.h>
+#include "act.h"
+int main(void)
+{
+    int16_t w[ACT_WINDOW_READINGS];
+    uint8_t codes[ACT_DIMS];
+    long v;
+    int i;
+    for (;;) {
+        for (i = 0; i < ACT_WINDOW_READINGS; i++) {
+            if (scanf("%ld", &v) != 1)
+                return 0;
+            w[i] = (int16_t)v;
+        }
+        if (act_window(w, codes) != KB_OK)
+            return 1;
+        for (i = 0; i < ACT_DIMS; i++)
+            printf("%d ", codes[i]);
+        printf("\\n");
+    }
+}
+""")
+    exe = tmp_path / "t"
+    subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-I", str(tmp_path),
+                    "-o", str(exe), str(src)], check=True)
+    picked = rows[::7]
+    out = subprocess.run([str(exe)], input="\n".join(" ".join(map(str, r)) for r in picked),
+                         capture_output=True, text=True, check=True).stdout
+    got = [[int(c) for c in line.split()] for line in out.splitlines()]
+    assert got == HostRuntime().quantize_rows(pn.read_bytes(), picked.tolist())

@@ -178,6 +178,42 @@ def _quantizer_api(spec, quant, name, embed):
     return "\n".join(lines)
 
 
+def _window_api(pipe, name, embed):
+    """A model trained on windows (contract 12.1): NAME_window over firmware_c/kb_features.h,
+    a window of raw int16 readings -> its features -> NAME_quantize32's inputs."""
+    U = name.upper()
+    sp = pipe.spec
+    heads = [os.path.join(FIRMWARE_C, "kb_features.h")]
+    for h in heads:  # and every firmware_c file it includes, itself or through another
+        with open(h) as f:
+            for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', f.read(), re.M):
+                t = os.path.normpath(os.path.join(os.path.dirname(h), inc))
+                if t not in heads:
+                    heads.append(t)
+    lines = ["",
+             "/* The model's window pipeline (docs/contract.md 12.1): %s. */" % pipe,
+             "#define %s_WINDOW_SAMPLES %d" % (U, pipe.window),
+             "#define %s_WINDOW_AXES %d" % (U, pipe.axes),
+             "#define %s_WINDOW_READINGS %d /* int16, interleaved: x0 y0 z0 x1 ... */"
+             % (U, pipe.width),
+             _expand(heads[0], set(heads), set()) if embed else '#include "kb_features.h"', "",
+             "/* A window of %s_WINDOW_READINGS readings -> the model's inputs; KB_OK, or the"
+             % U,
+             " * kb_features_extract error (a window cannot cause one: only its parameters). */",
+             "static inline kb_err_t %s_window(const int16_t *window, %s)" % (
+                 name, "uint8_t *codes"),
+             "{",
+             "    static int16_t scratch[%d]; /* the FFT's */" % max(2 * sp.fft, 1),
+             "    static int32_t features[%s_DIMS];" % U,
+             "    const kb_err_t err = kb_features_extract(window, %d, %d, %d, %d, %d, scratch, "
+             "features);" % (pipe.window, pipe.axes, sp.mask, sp.p, sp.bands),
+             "    if (err == KB_OK)",
+             "        %s_quantize32(features, codes);" % name,
+             "    return err;",
+             "}"]
+    return "\n".join(lines)
+
+
 def constants(spec, m):
     """[(NAME, value, comment)] of the API's constants for model m of `spec`'s kind."""
     if spec.kind == "learner":
@@ -283,6 +319,8 @@ def _source(spec, m, model_bytes, name, files, embed, checkpoint_every, eeprom_a
     api += ["#ifdef __cplusplus", "}", "#endif"]
     if extras is not None and extras.quant is not None:
         api.append(_quantizer_api(spec, extras.quant, name, embed))
+    if extras is not None and extras.pipeline is not None and spec.kind != "classes":
+        api.append(_window_api(extras.pipeline, name, embed))
 
     impl = ["#ifndef %s_API_ONLY" % U,
             "#ifdef KB_EXPORT_NAME",
