@@ -8,11 +8,14 @@ The file format is kilobit.core.goldenfile's; each model type makes its own case
     make_set(directory)       the checked-in set, every model type
     read(path)                a golden file checked whole, before any runtime starts
     check(path, runtimes)     replay one file on runtimes, bit for bit
+    make_features_set(dir)    the checked-in features set (kind "features": windows of raw
+                              readings and their features, kilobit.core.goldenfeatures)
 """
 import os
 
 import numpy as np
 
+from kilobit.core import goldenfeatures
 from kilobit.core.errors import KilobitError
 from kilobit.runtimes import catalog as rt
 from kilobit.runtimes.base import RuntimeFailure
@@ -67,8 +70,11 @@ def read(path):
     """(doc, steps) of a golden file checked whole: its format (kilobit.core.goldenfile.load),
     its model file (valid, and of the type its "model" key names), its steps (parsed by that
     type, every input inside the model's range: codes 0 .. 2^B-1, values of B bits).
-    KilobitError naming the file and what is wrong."""
+    KilobitError naming the file and what is wrong. A features file (kind "features") is
+    checked whole by its load; its steps are its windows."""
     doc = load(path)
+    if is_features(doc):
+        return doc, doc["windows"]
 
     def bad(what):
         return KilobitError("golden file %s: %s" % (path, what))
@@ -113,9 +119,38 @@ def runtimes(names):
     return [rt.get(name) for name in names]
 
 
+def is_features(doc):
+    return doc.get("kind") == goldenfeatures.KIND
+
+
+def replay_features(doc, runtime):
+    """The runtime's features of a features document's windows (one list a window)."""
+    return runtime.replay_features(doc["windows"], doc["A"], doc["N"], doc["mask"], doc["p"],
+                                   doc["B"])
+
+
+def _model_verdict(doc, steps, name, runtime):
+    has_raw = doc.get("raw") is not None
+    from_raw = has_raw and getattr(runtime, "replays_raw", False)
+    raw = has_raw and (from_raw or runtime.quantize_rows is not None)
+    bad = compare(doc, name, replay_doc(doc, runtime, from_raw))
+    i = raw_mismatch(doc, steps, runtime) if raw and not from_raw and not bad else None
+    if i is not None:
+        bad = "%s: raw row %d quantized to other inputs than step %d's" % (name, i, i)
+    return bad, "%d steps bit for bit%s" % (len(doc["steps"]), ", quantized from raw" if raw
+                                            else "")
+
+
+def _features_verdict(doc, windows, name, runtime):
+    bad = goldenfeatures.compare(doc, name, replay_features(doc, runtime))
+    return bad, "%d windows of %d x %d readings, %s, bit for bit" % (
+        len(windows), doc["A"], doc["N"], goldenfeatures.spec_of(doc))
+
+
 def check(path, runtime_names, log=print):
     """Replay one golden file on each runtime. Return a list of failure texts (empty: all agree)."""
     doc, steps = read(path)
+    verdict = _features_verdict if is_features(doc) else _model_verdict
     failures = []
     for name, runtime in zip(runtime_names, runtimes(runtime_names)):
         missing = runtime.missing()
@@ -123,14 +158,8 @@ def check(path, runtime_names, log=print):
             failures.append("%s: not available here (%s)" % (name, missing))
             log("  %-18s MISSING  %s" % (name, missing))
             continue
-        has_raw = doc.get("raw") is not None
-        from_raw = has_raw and getattr(runtime, "replays_raw", False)
-        raw = has_raw and (from_raw or runtime.quantize_rows is not None)
         try:
-            bad = compare(doc, name, replay_doc(doc, runtime, from_raw))
-            i = raw_mismatch(doc, steps, runtime) if raw and not from_raw and not bad else None
-            if i is not None:
-                bad = "%s: raw row %d quantized to other inputs than step %d's" % (name, i, i)
+            bad, what = verdict(doc, steps, name, runtime)
         except RuntimeFailure as e:
             bad = "%s: runtime failed: %s" % (name, e)
         if bad:
@@ -138,9 +167,7 @@ def check(path, runtime_names, log=print):
             log("  %-18s DIFFERS  %s" % (name, bad))
         else:
             path = getattr(runtime, "path", None)  # the MicroPython runtimes say which ran
-            log("  %-18s ok       %d steps bit for bit%s%s" % (
-                name, len(doc["steps"]), ", quantized from raw" if raw else "",
-                "; " + path if path else ""))
+            log("  %-18s ok       %s%s" % (name, what, "; " + path if path else ""))
     return failures
 
 
@@ -192,6 +219,39 @@ def make_set(directory, log=print):
     for p in golden_set():
         name = golden_name(p)
         dump(make_doc(p), os.path.join(directory, name))
+        names.append(name)
+        log("wrote %s" % os.path.join(directory, name))
+    return names
+
+
+#: the checked-in features set (tests/golden/features): time-domain selections alone and with
+#: the bands of every FFT size, one to twelve axes, N from 1 to 256; every file's firmware fits
+#: the Uno (window, FFT scratch and features in its 2 KB)
+FEATURES_SET = [
+    dict(window=100, axes=3, features="time", seed=1),
+    dict(window=1, axes=2, features="time", seed=2),
+    dict(window=16, axes=12, features="min,max,diff,cross", seed=3),
+    dict(window=40, axes=6, features="mean,energy,fft32:4", seed=4),
+    dict(window=100, axes=3, features="time,fft64:8", seed=5),
+    dict(window=128, axes=2, features="mad,fft128:16", seed=6),
+    dict(window=256, axes=1, features="mean,max,fft256:8", seed=7),
+    dict(window=64, axes=1, features="fft64:32", seed=8),
+]
+
+
+def features_name(p):
+    """The file name of a features case: its sizes, its selection (',' -> '+', ':' -> 'b')."""
+    return "features-n%d-a%d-%s-s%d.json" % (
+        p["window"], p["axes"], p["features"].replace(",", "+").replace(":", "b"), p["seed"])
+
+
+def make_features_set(directory, log=print):
+    """Write the features golden set into `directory`."""
+    os.makedirs(directory, exist_ok=True)
+    names = []
+    for p in FEATURES_SET:
+        name = features_name(p)
+        dump(goldenfeatures.make(**p), os.path.join(directory, name))
         names.append(name)
         log("wrote %s" % os.path.join(directory, name))
     return names

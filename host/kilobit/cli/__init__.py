@@ -107,8 +107,9 @@ def build_parser():
     g = gsub.add_parser("make", help="write one golden file: a model type's case drawn from "
                                      "--seed (parameters given override the draw), or --model "
                                      "FILE --data NAME|CSV: your trained model on your data")
-    g.add_argument("type", nargs="?", metavar="MODEL", help="model type: %s" % ", ".join(
-        registry.NAMES))
+    g.add_argument("type", nargs="?", metavar="MODEL", help="model type: %s; or %s: a features "
+                   "file (--window, --axes, --features)" % (", ".join(registry.NAMES),
+                                                           golden_cli.FEATURES))
     g.add_argument("--seed", type=options.seed(), default=0,
                    help="draws the case's parameters not given and its steps; with --model: "
                         + SEED_HELP)
@@ -125,6 +126,7 @@ def build_parser():
     for name in golden_cli.OPTIONS:
         g.add_argument("--" + name, dest="p_" + name, default=None, metavar="VALUE",
                        help=golden_cli.option_help(name))
+    golden_cli.add_features_args(g)
     g.add_argument("-o", "--output", required=True, help="the golden file to write (JSON)")
     g = gsub.add_parser("make-set", help="rewrite the checked-in golden set")
     g.add_argument("directory", nargs="?", default="tests/golden",
@@ -133,6 +135,9 @@ def build_parser():
                    help="write the raw-readings set instead (default folder tests/golden/raw): "
                         "every model type trained on integer readings, its steps with the raw "
                         "rows they are quantized from")
+    g.add_argument("--features", dest="features_set", action="store_true",
+                   help="write the features set instead (default folder tests/golden/features): "
+                        "windows of raw readings and their features, time-domain and FFT bands")
     g = gsub.add_parser("check", help="replay golden files on runtimes, bit for bit")
     g.add_argument("files", nargs="+", help="golden files (JSON)")
     g.add_argument("--runtime", action="append", dest="runtimes", metavar="NAME",
@@ -229,6 +234,8 @@ def cmd_golden(a):
     if a.action == "make":
         return golden_cli.make(a)
     if a.action == "make-set":
+        if a.features_set:
+            return golden_cli.make_features_set(a)
         if a.raw:
             d = os.path.join(a.directory, "raw") if a.directory == "tests/golden" else a.directory
             outfile.check_directory(d)

@@ -9,11 +9,21 @@ kilobit.models.draw); a parameter is any argument of the type's golden `make` (l
 `golden make -h` and by the error for a wrong one). The second replays the user's
 own trained model on their own data (the model type's from_model), so that `kilobit golden
 check g.json --runtime BOARD@PORT` tells whether their board agrees with the host, step by step.
+
+    kilobit golden make features --window N --axes A --features TEXT --seed S [--count C] -o g.json
+
+writes windows of raw readings drawn from the seed (edge shapes first: constant, extremes,
+a spike, tiny amplitudes, sinusoids; then random ones) and the host's features of each under
+the selection TEXT (docs/contract.md 12.1), which every runtime must compute bit for bit.
 """
 import inspect
 
+from kilobit.core import goldenfeatures, goldenfile, options
 from kilobit.core.errors import KilobitError
 from kilobit.models import registry
+
+#: the positional MODEL of `golden make` that makes a features file instead of a model's case
+FEATURES = "features"
 
 
 def params_of(spec):
@@ -70,9 +80,52 @@ def given(a, spec):
     return out
 
 
-def make(a):
-    from kilobit.core import goldenfile
+def add_features_args(g):
+    """The options of `golden make features` (a features golden file)."""
+    g.add_argument("--window", type=options.integer(1, 256), metavar="N",
+                   help="with features: samples per window per axis (1..256)")
+    g.add_argument("--axes", type=options.integer(1, 255), metavar="A",
+                   help="with features: axes of a window (1..255)")
+    g.add_argument("--features", metavar="TEXT",
+                   help="with features: the selection, e.g. time, mean,mad,energy,fft64:8 "
+                        "(docs/contract.md 12.1; default time)")
+    g.add_argument("--count", type=options.integer(1, 100000), metavar="C",
+                   help="with features: windows in the file (default %d)"
+                        % goldenfeatures.COUNT)
 
+
+def _features_only(a):
+    """The --window/--axes/--features/--count given, which only a features file takes."""
+    return ["--" + k for k in ("window", "axes", "features", "count")
+            if getattr(a, k, None) is not None]
+
+
+def make_features(a):
+    from kilobit.core.errors import DataError
+
+    params = [n for n in OPTIONS if getattr(a, "p_" + n, None) is not None]
+    if a.model_file or a.data or a.steps is not None or a.param or params:
+        raise KilobitError("golden make features takes --window, --axes, --features, --seed, "
+                           "--count and -o, no model, data, steps or parameters")
+    for k in ("window", "axes"):
+        if getattr(a, k) is None:
+            raise KilobitError("golden make features needs --%s" % k)
+    try:
+        doc = goldenfeatures.make(a.window, a.axes, a.features or "time", a.seed,
+                                  a.count or goldenfeatures.COUNT)
+    except DataError as e:
+        raise KilobitError("golden make features: %s" % e) from None
+    goldenfile.dump(doc, a.output)
+    print("wrote %s (features %s, %d windows of %d x %d readings)"
+          % (a.output, doc["params"]["features"], len(doc["windows"]), a.axes, a.window))
+    return 0
+
+
+def make(a):
+    if a.type == FEATURES:
+        return make_features(a)
+    if _features_only(a):
+        raise KilobitError("%s go with golden make features" % ", ".join(_features_only(a)))
     if a.model_file:
         if a.type:
             raise KilobitError("give a model type or --model FILE, not both")
@@ -103,4 +156,16 @@ def make(a):
                                % (spec.name, dict(drawn, **want), e)) from None
     goldenfile.dump(doc, a.output)
     print("wrote %s (%s, %d steps)" % (a.output, spec.name, len(doc["steps"])))
+    return 0
+
+
+def make_features_set(a):
+    """`golden make-set --features [DIR]`: the checked-in features set (kilobit.golden)."""
+    import os
+
+    from kilobit import golden
+    from kilobit.core import outfile
+    d = os.path.join(a.directory, "features") if a.directory == "tests/golden" else a.directory
+    outfile.check_directory(d)
+    golden.make_features_set(d)
     return 0

@@ -32,7 +32,7 @@ def dump(doc, path):
     for i, k in enumerate(keys):
         v = doc[k]
         comma = "," if i < len(keys) - 1 else ""
-        if k in ("steps", "expect"):
+        if k in ("steps", "expect", "windows"):
             body = ",\n    ".join(json.dumps(x) for x in v)
             lines.append('  "%s": [\n    %s\n  ]%s' % (k, body, comma))
         else:
@@ -52,10 +52,22 @@ def load(path):
         raise KilobitError("cannot read golden file %s: %s" % (path, e)) from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != VERSION:
         raise KilobitError("%s is not a kilobit golden file (version %d)" % (path, VERSION))
-    problem = schema_problem(doc)
+    problem = _problem_of_kind(doc)
     if problem:
         raise KilobitError("golden file %s: %s" % (path, problem))
     return doc
+
+
+def _problem_of_kind(doc):
+    """A model's golden document, or another kind's (kilobit.core.goldenfeatures: windows and
+    their features) checked by its own module."""
+    kind = doc.get("kind")
+    if kind is None:
+        return schema_problem(doc)
+    from kilobit.core import goldenfeatures
+    if kind != goldenfeatures.KIND:
+        return "unknown kind %r (known: %s)" % (kind, goldenfeatures.KIND)
+    return goldenfeatures.schema_problem(doc)
 
 
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})*")

@@ -12,6 +12,8 @@ type in the model file's header.
     replay_classes    steps ("L", label, values) | ("Q", None, values) -> (prediction, count,
                       classes, anchors, memory or None); the memory after every learning step
                       and the last step
+    replay_features   windows of raw readings and a selection -> the features of each window
+                      (a features golden file, kilobit.core.goldenfeatures: no model file)
 
     quantize_rows     (model, rows of raw integer readings) -> the inputs the model file's own
                       integer quantizer makes of them (contract 1.1; assoc: its int8 values);
@@ -51,3 +53,8 @@ class Runtime:
         if method is None:
             raise RuntimeFailure("%s does not run %s models" % (self.name, spec.name))
         return method(model, steps)
+
+    def replay_features(self, windows, axes, n, mask, p, bands):
+        """The features of each window (axes*n readings, interleaved) under the selection
+        (mask, p, bands) of contract 12.1: one list of ints a window, axis after axis."""
+        raise RuntimeFailure("%s does not compute window features" % self.name)

@@ -45,6 +45,15 @@ class HostRuntime(Runtime):
             raise RuntimeFailure(str(e)) from None
         return [tuple(r) for r in m.field_rows(inputs)] if inputs else []
 
+    def replay_features(self, windows, axes, n, mask, p, bands):
+        from kilobit.core import features
+        try:
+            spec = features.Spec.from_fields(mask, p, bands)
+            spec.check(n)
+            return features.extract(windows, axes, spec).tolist()
+        except KilobitError as e:
+            raise RuntimeFailure(str(e)) from None
+
     def replay_classes(self, model, steps):
         from kilobit.models.assoc import golden
         try:

@@ -17,6 +17,7 @@ from kilobit.runtimes.micropython.mpwasm import error_text
 #: the replay scripts device/kbit runs on every MicroPython runtime (tools/replay)
 MPREDICT = os.path.join(REPO, "tools", "replay", "replay_predict.py")
 MPASSOC = os.path.join(REPO, "tools", "replay", "replay_assoc.py")
+MPFEATURES = os.path.join(REPO, "tools", "replay", "replay_features.py")
 
 
 def _spec(model):
@@ -118,6 +119,13 @@ def mp_predictor(runtime, model, inputs):
     return rows
 
 
+def tool_failure(r, tool):
+    """The RuntimeFailure of a C tool's failed run: its "error: ..." line without the prefix."""
+    err = r.stderr.strip()
+    return RuntimeFailure(err[len("error: "):] if err.startswith("error: ") else
+                          err or "%s exited with status %d" % (tool, r.returncode))
+
+
 def c_predictor(model, inputs, raw=False):
     """kb_predict: a predictor's rows (`raw`: inputs of raw readings, kb_predict -r)."""
     build()
@@ -132,9 +140,7 @@ def c_predictor(model, inputs, raw=False):
     finally:
         os.unlink(path)
     if r.returncode != 0:
-        err = r.stderr.strip()
-        raise RuntimeFailure(err[len("error: "):] if err.startswith("error: ") else
-                             err or "kb_predict exited with status %d" % r.returncode)
+        raise tool_failure(r, "kb_predict")
     rows = [tuple(int(x) for x in line.split()) for line in r.stdout.splitlines() if line]
     if len(rows) != len(inputs):
         raise RuntimeFailure("kb_predict printed %d lines for %d steps" % (len(rows),
@@ -225,9 +231,38 @@ def c_classes(model, steps, raw=False):
             r = subprocess.run([exe] + ["-r"] * raw + [path, mpath], stdin=f,
                                capture_output=True, text=True)
         if r.returncode != 0:
-            err = r.stderr.strip()
-            raise RuntimeFailure(err[len("error: "):] if err.startswith("error: ") else
-                                 err or "kb_assoc_replay exited with status %d" % r.returncode)
+            raise tool_failure(r, "kb_assoc_replay")
         with open(mpath, "rb") as f:
             mem = f.read()
     return parse_rows(r.stdout, len(steps), mem, "c-host")
+
+
+def _windows_text(windows):
+    return "".join(" ".join(str(int(v)) for v in w) + "\n" for w in windows)
+
+
+def _feature_rows(text, nwindows, name):
+    rows = [[int(v) for v in line.split()] for line in text.splitlines() if line.strip()]
+    if len(rows) != nwindows:
+        raise RuntimeFailure("%s: %d result lines for %d windows" % (name, len(rows), nwindows))
+    return rows
+
+
+def mp_features(runtime, windows, selection):
+    """device/kbit on a MicroPython (runtime.run): the features of each window;
+    selection (axes, n, mask, p, bands) goes in where the other scripts take a model file."""
+    head = " ".join(str(int(v)) for v in selection) + "\n"
+    stdout, _ = mp_script(runtime, MPFEATURES, head.encode(), _windows_text(windows))
+    return _feature_rows(stdout, len(windows), runtime.name)
+
+
+def c_features(windows, selection):
+    """kb_features_replay (kb_features_extract): the features of each window; its first input
+    line is the selection (axes, n, mask, p, bands)."""
+    build()
+    exe = os.path.join(BUILD, "host", "kb_features_replay")
+    text = " ".join(str(int(v)) for v in selection) + "\n" + _windows_text(windows)
+    r = subprocess.run([exe], input=text, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise tool_failure(r, "kb_features_replay")
+    return _feature_rows(r.stdout, len(windows), "c-host")

@@ -29,6 +29,16 @@ class KbitCPythonRuntime(Runtime):
     def replay_predictor(self, model, steps):
         return kinds.kbit_predictor(model, kinds.predictor_inputs(steps))
 
+    def replay_features(self, windows, axes, n, mask, p, bands):
+        from array import array
+
+        from kbit.features import Extractor
+        try:
+            ex = Extractor(axes, n, mask, p, bands)
+            return [list(ex.run(array("h", w))) for w in windows]
+        except (TypeError, ValueError) as e:
+            raise RuntimeFailure("%s: %s" % (type(e).__name__, e)) from None
+
     def replay_classes(self, model, steps):
         return kinds.kbit_classes(model, steps)
 

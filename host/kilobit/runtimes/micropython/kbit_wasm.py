@@ -63,6 +63,9 @@ class MicroPythonRuntime(Runtime):
     def replay_predictor(self, model, steps):
         return kinds.mp_predictor(self, model, kinds.predictor_inputs(steps))
 
+    def replay_features(self, windows, axes, n, mask, p, bands):
+        return kinds.mp_features(self, windows, (axes, n, mask, p, bands))
+
     def replay_classes(self, model, steps):
         return kinds.mp_classes(self, model, steps)
 
