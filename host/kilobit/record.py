@@ -94,7 +94,7 @@ def read_feed(path, axes):
         raise DataError("%s: %d columns, at most %d axes" % (path, x.shape[1], AXES_MAX))
     if not np.all(x == np.floor(x)) or x.min() < -32768 or x.max() > 32767:
         bad = np.argwhere((x != np.floor(x)) | (x < -32768) | (x > 32767))[0]
-        raise DataError("%s: data row %d, column %d: %r is not an int16 reading (-32768..32767)"
+        raise DataError("%s: data row %d, column %d: %g is not an int16 reading (-32768..32767)"
                         % (path, bad[0] + 1, bad[1] + 1, x[tuple(bad)]))
     return x.astype(np.int64)
 
