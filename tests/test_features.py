@@ -181,14 +181,20 @@ for bad in ((array("h", bytes(42)), "h"), (array("I", bytes(84)), "I"), (bytearr
 """
 
 
-def mp_lines(tmp_path, runner):
-    cases = tmp_path / "cases.json"
-    cases.write_text(json.dumps(CASES))
-    script = tmp_path / "feat.py"
-    script.write_text(MP_SCRIPT)
-    p = runner([str(script), "/cases.json"], files=[("/cases.json", str(cases))], timeout=300)
+def run_script(tmp_path, runner, script, cases, timeout=300):
+    """The stdout lines of MicroPython script (text) run by runner (kbit_unix.run, wasm_run)
+    with cases as JSON in /cases.json (sys.argv[1]); a failed run fails the test."""
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps(cases))
+    (tmp_path / "script.py").write_text(script)
+    p = runner([str(tmp_path / "script.py"), "/cases.json"], files=[("/cases.json", str(path))],
+               timeout=timeout)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    lines = p.stdout.splitlines()
+    return p.stdout.splitlines()
+
+
+def mp_lines(tmp_path, runner):
+    lines = run_script(tmp_path, runner, MP_SCRIPT, CASES)
     got = [ln for ln in lines if ln.startswith("F ")]
     assert len(got) == len(CASES)
     for ln, (w, A) in zip(got, CASES):

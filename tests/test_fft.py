@@ -12,6 +12,7 @@ from array import array
 import numpy as np
 import pytest
 from conftest import need
+from test_features import run_script
 
 from kilobit.core.errors import DataError
 from kilobit.core.features import DEFAULT, W, Spec, extract, fft_bands, window_features
@@ -491,13 +492,8 @@ def test_kbit_on_micropython_equals_host_under_heap_lock(tmp_path, runner):
         need(missing_wasm())
         run = wasm_run
     cases = SELECTIONS if runner == "kbit-unix" else SELECTIONS[::7]
-    path = tmp_path / "cases.json"
-    path.write_text(json.dumps(cases))
-    script = tmp_path / "fft.py"
-    script.write_text(MP_SCRIPT)
-    p = run([str(script), "/cases.json"], files=[("/cases.json", str(path))], timeout=600)
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    got = [json.loads(ln[2:]) for ln in p.stdout.splitlines() if ln.startswith("E ")]
+    lines = run_script(tmp_path, run, MP_SCRIPT, cases, timeout=600)
+    got = [json.loads(ln[2:]) for ln in lines if ln.startswith("E ")]
     assert len(got) == len(cases)
     for g, (w, A, mask, pp, B) in zip(got, cases):
         assert g == want(w, A, mask, pp, B), (A, len(w) // A, mask, pp, B)

@@ -107,7 +107,7 @@ def _int(v):
 
 
 def _check_fft(fft, bands):
-    """(P, B) as ints, or DataError unless P in FFT_SIZES with B a power of two <= P/2, or both 0."""
+    """(P, B) as ints; DataError unless P in FFT_SIZES, B a power of two <= P/2, or both 0."""
     if not _int(fft) or not (fft == 0 or fft in FFT_SIZES):
         raise DataError("fft must be 0 (no spectrum) or one of %s points, not %r"
                         % (", ".join(map(str, FFT_SIZES)), fft))
