@@ -13,8 +13,8 @@ Layers, bottom to top; a module may import its own layer and the ones below only
     1 data      kilobit.data.*          data sets and fixed features
     2 models    kilobit.models.*        one package per model type + the registry
     3 runtimes  kilobit.runtimes.*      runtime adapters, firmware builds, boards, deploy
-    4 tools     kilobit.golden, kilobit.bench.*, kilobit.stream, kilobit.demo, kilobit.arduino,
-                kilobit.inspect, kilobit.predict, kilobit.plot
+    4 tools     kilobit.golden, kilobit.bench.*, kilobit.stream, kilobit.record, kilobit.demo,
+                kilobit.arduino, kilobit.inspect, kilobit.predict, kilobit.plot
     5 cli       kilobit.cli.*
 """
 import ast
@@ -26,7 +26,8 @@ PKG = os.path.join(os.path.dirname(HERE), "host", "kilobit")
 MAX_CIRCLE = 2
 LAYERS = [("core", ("kilobit.core",)), ("data", ("kilobit.data",)),
           ("models", ("kilobit.models",)), ("runtimes", ("kilobit.runtimes",)),
-          ("tools", ("kilobit.golden", "kilobit.bench", "kilobit.stream", "kilobit.demo",
+          ("tools", ("kilobit.golden", "kilobit.bench", "kilobit.stream", "kilobit.record",
+                     "kilobit.demo",
                      "kilobit.arduino", "kilobit.inspect", "kilobit.predict", "kilobit.plot")),
           ("cli", ("kilobit.cli",))]
 
