@@ -385,7 +385,7 @@ def _write(tmp_path, name, text):
     return p
 
 
-# --- kbit.sensor itself ------------------------------------------------------------------------------
+# --- kbit.sensor itself ------------------------------------------------------------------------
 
 def test_stream_reads_decimal_text_and_stops_at_its_end():
     import io

@@ -292,9 +292,9 @@ def record(sensor, n, period_us, count, timeout_ms=None, out=None):
         kbit-record error MESSAGE           instead, when the sensor fails (then no more lines)
 
     sensor: a sensor, or a function that makes one (its errors are then reported as the
-    sensor's). Sampling allocates nothing, so no collection can stall it (tests/test_record.py proves
-    fill() under micropython.heap_lock); the lock is not taken here, or a sensor's error would
-    become a bare MemoryError."""
+    sensor's). Sampling allocates nothing, so no collection can stall it (tests/test_record.py
+    proves fill() under micropython.heap_lock); the lock is not taken here, or a sensor's error
+    would become a bare MemoryError."""
     p = print if out is None else out
     try:
         if not hasattr(sensor, "read"):
