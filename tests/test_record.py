@@ -60,7 +60,8 @@ class Pin:
 
 class I2C:
     """mode: "KIND", "KIND wrong" (another chip at KIND's address), "KIND hang" (data reads
-    never return), "KIND slow" (each data read takes 300 ms; MicroPython only) or "none";
+    never return), "KIND slow" (each data read takes 300 ms; MicroPython only), "KIND unplug"
+    (the 5th data read fails) or "none";
     read from fake_i2c.txt when not given."""
 
     def __init__(self, bus, sda=None, scl=None, freq=400000, mode=None):
@@ -99,6 +100,8 @@ class I2C:
             raise OSError(5)
         while self.how == "hang":
             pass
+        if self.how == "unplug" and self.n == 4:
+            raise OSError(5)
         if self.how == "slow":
             import time
             time.sleep_ms(300)
@@ -446,6 +449,27 @@ def test_accel_decodes_each_chip_and_refuses_another(kind):
         Accel(ns["I2C"](0, mode="none"), kind=kind)
     with pytest.raises(ValueError, match="unknown accelerometer"):
         Accel(ns["I2C"](0, mode=kind), kind="bmi160")
+
+
+def test_record_prints_the_protocol_and_reports_a_sensor_that_fails():
+    from kbit.sensor import make, record
+    ns = fake()
+    lines = []
+    record(lambda: make("lis3dh"), 2, 100, 3, out=lambda *a: lines.append(" ".join(map(str, a))))
+    assert lines == ["kbit-record error this board has no machine.I2C (no machine module)"]
+    lines = []
+    from kbit.sensor import Accel
+    record(Accel(ns["I2C"](0, mode="adxl345 unplug"), kind="adxl345"), 2, 100, 3,
+           out=lambda *a: lines.append(" ".join(map(str, a))))
+    w = expected_xyz(2, 2)
+    assert [ln.split()[:2] + ln.split()[4:] for ln in lines[1:3]] == [
+        ["W", str(k)] + [str(v) for v in w[k]] for k in range(2)]
+    assert lines[0] == "kbit-record 3 2" and lines[3:] == [
+        "kbit-record error reading the sensor failed (OSError 5)"]
+    lines = []
+    record(Accel(ns["I2C"](0, mode="mpu6050"), kind="mpu6050"), 1, 100, 2,
+           out=lambda *a: lines.append(" ".join(map(str, a))))
+    assert len(lines) == 4 and lines[-1] == "kbit-record done"
 
 
 def test_sampling_allocates_nothing_on_the_emulated_pico(tmp_path):

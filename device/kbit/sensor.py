@@ -306,8 +306,10 @@ def record(sensor, n, period_us, count, timeout_ms=None, out=None):
             s.fill()
             p("W", k, s.took_us, s.late, *s.window)
             k += 1
-    except (SensorError, ValueError, OSError) as e:
-        what = "the sensor stopped answering: " if isinstance(e, OSError) else ""
-        p("kbit-record error %s%s" % (what, e))
+    except (SensorError, ValueError) as e:
+        p("kbit-record error %s" % e)
+        return
+    except OSError as e:  # the bus or the port under a sensor that worked at first
+        p("kbit-record error reading the sensor failed (OSError %s)" % e)
         return
     p("kbit-record done")
