@@ -53,6 +53,26 @@ if [ ! -f "$MPY_CORE/py/mpconfig.h" ]; then
   rm -rf "$tmp"
 fi
 
+# emlearn's C headers (eml_fft.h: the float FFT `kilobit bench features` runs beside kilobit's
+# integer one on the emulated Pico), from PyPI's sdist of emlearn 0.23.2, the version the bench
+# extra pins: downloaded by name, checked against its pinned sha256, the headers unpacked under
+# build/; never committed.
+EML_SDIST=emlearn-0.23.2.tar.gz
+EML_SDIST_SHA256=bc18c156e571cb77344adeaa911a073e16dcb1f4f37239ede947ca665e0e08bc
+EML_DIR=build/emlearn-0.23.2
+if [ ! -f "$EML_DIR/eml_fft.h" ]; then
+  echo "setup: downloading emlearn 0.23.2's C headers (PyPI sdist) into $EML_DIR"
+  tmp=$(mktemp -d)
+  python3 -m pip download -q --disable-pip-version-check --no-deps --no-binary :all: \
+    -d "$tmp" emlearn==0.23.2
+  echo "$EML_SDIST_SHA256  $tmp/$EML_SDIST" | sha256sum -c --quiet - ||
+    { echo "setup: $EML_SDIST does not match its pinned sha256" >&2; exit 1; }
+  tar -xzf "$tmp/$EML_SDIST" -C "$tmp"
+  rm -rf "$EML_DIR" && mkdir -p "$EML_DIR"
+  cp "$tmp"/emlearn-0.23.2/emlearn/*.h "$EML_DIR"/
+  rm -rf "$tmp"
+fi
+
 # The Pico test firmware (tools/pico: MicroPython 1.23's core on kilobit's minimal RP2040 port,
 # run by rp2040js); make rebuilds only what changed.
 echo "setup: building the Pico test firmware (make -C tools/pico)"
