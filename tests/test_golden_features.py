@@ -7,6 +7,7 @@ import glob
 import json
 import os
 import re
+import struct
 
 import pytest
 from conftest import need
@@ -16,12 +17,23 @@ from kilobit.cli import main
 from kilobit.core import goldenfeatures
 from kilobit.core.errors import KilobitError
 from kilobit.runtimes import catalog as rt
+from kilobit.runtimes.avr import fw_features, kb_sim, protocol
+from kilobit.runtimes.base import RuntimeFailure
 from kilobit.runtimes.micropython import natmod
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILES = sorted(glob.glob(os.path.join(HERE, "golden", "features", "*.json")))
 #: the file the tampering tests change: FFT bands and every time-domain feature of 3 axes
 TAMPER = os.path.join(HERE, "golden", "features", "features-n100-a3-time+fft64b8-s5.json")
+
+def _kb_err(name):
+    """A kb_err_t's value, counted in kb_file.h's enum (KB_OK first)."""
+    from kilobit.core.paths import REPO
+    with open(os.path.join(REPO, "firmware_c", "kb_file.h")) as f:
+        names = re.findall(r"^\s+(KB_\w+)", f.read().split("kb_err_t;")[0], re.M)
+    return names.index(name)
+
+
 RUNTIMES = ("host", "kbit-cpython", "kbit-unix", "kbit-unix-bytecode", "rp2040-sim",
             "rp2040-sim-bytecode", "c-host", "uno-sim")
 
@@ -73,6 +85,8 @@ def test_the_set_agrees(runtime):
         assert bad is None, "%s: %s" % (os.path.basename(path), bad)
         if runtime.startswith(("kbit-unix", "rp2040-sim")):
             assert r.path == "native" if native else r.path.startswith("bytecode: "), r.path
+        if runtime == "uno-sim":  # the firmware's RAM check counted on this much stack
+            assert r.last_result.stack_bytes <= r.last_sizes["stack_reserve"]
 
 
 def _tampered(tmp_path, change):
@@ -167,3 +181,35 @@ def test_cli_make_refuses_bad_values(tmp_path, capsys, args, says):
 def test_a_model_case_refuses_the_features_options(capsys):
     assert main(["golden", "make", "rkp", "--window", "10", "-o", "/dev/null"]) == 2
     assert "--window go with golden make features" in capsys.readouterr().err
+
+
+def test_uno_refuses_a_window_beyond_its_ram(tmp_path):
+    """4 axes x 256 readings and a 256-point FFT's scratch: 3 KB of buffers on a 2 KB chip."""
+    r = rt.get("uno-sim")
+    need(r.missing())
+    doc = goldenfeatures.make(256, 4, "mean,fft256:4", seed=1, count=2)
+    with pytest.raises(RuntimeFailure, match=r"does not fit uno: static RAM \d+ B"):
+        golden.replay_features(doc, r)
+
+
+def test_uno_firmware_answers_bad_frames_and_stays_in_step():
+    """A frame with a bad checksum, one whose length is not its header's and a selection
+    beyond the build's buffers are each answered with an error; the windows around them still
+    give the host's features."""
+    need(kb_sim.missing())
+    doc = golden.load(TAMPER)
+    sel = (doc["A"], doc["N"], doc["mask"], doc["p"], doc["B"])
+    elf, _ = fw_features.build("uno", *sel)
+    good = [fw_features.extract_frame(w, *sel) for w in doc["windows"][:2]]
+    bad_crc = good[0][:-1] + bytes([good[0][-1] ^ 1])
+    short = fw_features.extract_frame(doc["windows"][0][:-1], *sel)  # one reading missing
+    beyond = fw_features.extract_frame(doc["windows"][0], sel[0], sel[1], sel[2], 7, 8)
+    frames = [good[0], bad_crc, short, beyond, good[1], protocol.stop_frame()]
+    out = kb_sim.run(elf, "atmega328p", input_bytes=b"".join(frames)).output
+    replies = protocol.parse_replies(out)
+    assert [r.code for r in replies] == ["X", "E", "E", "X", "X", "S"]
+    assert replies[1].error == protocol.ERR_CRC and replies[2].error == protocol.ERR_LEN
+    assert list(replies[3].payload) == [_kb_err("KB_ERR_LIMIT")]  # a 128-point FFT in a 64-point build
+    for r, exp in zip((replies[0], replies[4]), doc["expect"][:2]):
+        assert r.payload[0] == 0
+        assert list(struct.unpack_from("<%di" % len(exp), r.payload, 1)) == exp

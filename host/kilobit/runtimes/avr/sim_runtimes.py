@@ -82,6 +82,18 @@ class AvrSimRuntime(Runtime):
         take("S")
         return [tuple(r) for r in out]
 
+    def replay_features(self, windows, axes, n, mask, p, bands):
+        """A features golden file's windows, a frame each, on the chip (fw_features)."""
+        from kilobit.runtimes.avr import fw_features
+        try:
+            rows, self.last_result, self.last_sizes = fw_features.replay(
+                self.board, windows, axes, n, mask, p, bands, RuntimeFailure)
+        except firmware.FitError as e:
+            raise RuntimeFailure(str(e)) from None
+        except kb_sim.SimError as e:
+            raise RuntimeFailure("firmware build failed: %s" % e) from None
+        return rows
+
 
 class Attiny2313SimRuntime(AvrSimRuntime):
     name = "attiny2313-sim"

@@ -57,6 +57,9 @@ class CHostRuntime(Runtime):
     def replay_predictor(self, model, steps):
         return kinds.c_predictor(model, kinds.predictor_inputs(steps), self.raw)
 
+    def replay_features(self, windows, axes, n, mask, p, bands):
+        return kinds.c_features(windows, (axes, n, mask, p, bands))
+
     def replay_classes(self, model, steps):
         return kinds.c_classes(model, steps, self.raw)
 
