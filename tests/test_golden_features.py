@@ -213,3 +213,13 @@ def test_uno_firmware_answers_bad_frames_and_stays_in_step():
     for r, exp in zip((replies[0], replies[4]), doc["expect"][:2]):
         assert r.payload[0] == 0
         assert list(struct.unpack_from("<%di" % len(exp), r.payload, 1)) == exp
+
+
+def test_a_board_behind_mpremote_replays_through_it():
+    """virtual-board (a MicroPython board at a pty, kbit deployed, mpremote): the replay runs on
+    the board, not on the adapter's own MicroPython, and says which path ran there."""
+    r = rt.get("virtual-board")
+    need(r.missing())
+    doc = golden.load(TAMPER)
+    assert goldenfeatures.compare(doc, r.name, golden.replay_features(doc, r)) is None
+    assert r.path.startswith("bytecode: ") and "this port runs no native code" in r.path

@@ -98,12 +98,17 @@ class MpremoteRuntime(mpmod.MicroPythonRuntime):
             return "mpremote (pip install mpremote)"
         return None
 
-    def _replay_on(self, port, model, steps):
+    def _on(self, port, replay, *args):
+        """`replay` (a MicroPythonRuntime method) with its scripts run by mpremote at `port`,
+        not by the class's own MicroPython."""
         self.run = MpremoteRunner(port).run
-        return mpmod.MicroPythonRuntime.replay(self, model, steps)
+        return replay(self, *args)
 
     def replay(self, model, steps):
-        return self._replay_on(self.port, model, steps)
+        return self._on(self.port, mpmod.MicroPythonRuntime.replay, model, steps)
+
+    def replay_features(self, *selection):
+        return self._on(self.port, mpmod.MicroPythonRuntime.replay_features, *selection)
 
 
 class VirtualBoardRuntime(MpremoteRuntime):
@@ -123,6 +128,12 @@ class VirtualBoardRuntime(MpremoteRuntime):
         return miss
 
     def replay(self, model, steps):
+        return self._on_fresh_board(mpmod.MicroPythonRuntime.replay, model, steps)
+
+    def replay_features(self, *selection):
+        return self._on_fresh_board(mpmod.MicroPythonRuntime.replay_features, *selection)
+
+    def _on_fresh_board(self, replay, *args):
         from kilobit.runtimes import boards
         from kilobit.runtimes.boards import deploy
         from kilobit.runtimes.boards.virtual import VirtualBoard
@@ -136,7 +147,7 @@ class VirtualBoardRuntime(MpremoteRuntime):
                                quiet=True)
             except deploy.DeployError as e:
                 raise RuntimeFailure("%s: deploying kbit failed: %s" % (self.name, e)) from None
-            return self._replay_on(vb.port, model, steps)
+            return self._on(vb.port, replay, *args)
 
 
 class AvrUartRuntime(Runtime):
