@@ -222,4 +222,6 @@ def test_a_board_behind_mpremote_replays_through_it():
     need(r.missing())
     doc = golden.load(TAMPER)
     assert goldenfeatures.compare(doc, r.name, golden.replay_features(doc, r)) is None
-    assert r.path.startswith("bytecode: ") and "this port runs no native code" in r.path
+    # the deployed board holds the Pico's armv6m module, which this port cannot run; the
+    # adapter's own MicroPython would have had no module at all
+    assert r.path.startswith("bytecode: ") and "armv6m" in r.path, r.path
