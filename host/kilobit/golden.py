@@ -123,10 +123,16 @@ def is_features(doc):
     return doc.get("kind") == goldenfeatures.KIND
 
 
+def features_job(doc):
+    """((axes, n, mask, p, bands), windows) of a features document: Runtime.replay_features's
+    arguments, a job of its replay_features_many."""
+    return (doc["A"], doc["N"], doc["mask"], doc["p"], doc["B"]), doc["windows"]
+
+
 def replay_features(doc, runtime):
     """The runtime's features of a features document's windows (one list a window)."""
-    return runtime.replay_features(doc["windows"], doc["A"], doc["N"], doc["mask"], doc["p"],
-                                   doc["B"])
+    selection, windows = features_job(doc)
+    return runtime.replay_features(windows, *selection)
 
 
 def _model_verdict(doc, steps, name, runtime):

@@ -58,3 +58,8 @@ class Runtime:
         """The features of each window (axes*n readings, interleaved) under the selection
         (mask, p, bands) of contract 12.1: one list of ints a window, axis after axis."""
         raise RuntimeFailure("%s does not compute window features" % self.name)
+
+    def replay_features_many(self, jobs):
+        """replay_features of every job ((axes, n, mask, p, bands), windows): a list of rows a
+        job. A runtime whose start costs more than a job's windows runs them all at once."""
+        return [self.replay_features(ws, *sel) for sel, ws in jobs]

@@ -248,12 +248,19 @@ def _feature_rows(text, nwindows, name):
     return rows
 
 
-def mp_features(runtime, windows, selection):
-    """device/kbit on a MicroPython (runtime.run): the features of each window;
-    selection (axes, n, mask, p, bands) goes in where the other scripts take a model file."""
-    head = " ".join(str(int(v)) for v in selection) + "\n"
-    stdout, _ = mp_script(runtime, MPFEATURES, head.encode(), _windows_text(windows))
-    return _feature_rows(stdout, len(windows), runtime.name)
+def mp_features(runtime, jobs):
+    """device/kbit on a MicroPython (runtime.run): the features of each window of every job
+    (selection (axes, n, mask, p, bands), windows), all in one run of the script; the selections
+    go in where the other scripts take a model file. A list of rows per job."""
+    head = "".join(" ".join(str(int(v)) for v in sel) + " %d\n" % len(ws) for sel, ws in jobs)
+    stdout, _ = mp_script(runtime, MPFEATURES, head.encode(),
+                          "".join(_windows_text(ws) for _, ws in jobs))
+    rows = _feature_rows(stdout, sum(len(ws) for _, ws in jobs), runtime.name)
+    out = []
+    for _, ws in jobs:
+        out.append(rows[:len(ws)])
+        rows = rows[len(ws):]
+    return out
 
 
 def c_features(windows, selection):

@@ -107,8 +107,8 @@ class MpremoteRuntime(mpmod.MicroPythonRuntime):
     def replay(self, model, steps):
         return self._on(self.port, mpmod.MicroPythonRuntime.replay, model, steps)
 
-    def replay_features(self, *selection):
-        return self._on(self.port, mpmod.MicroPythonRuntime.replay_features, *selection)
+    def replay_features_many(self, jobs):
+        return self._on(self.port, mpmod.MicroPythonRuntime.replay_features_many, jobs)
 
 
 class VirtualBoardRuntime(MpremoteRuntime):
@@ -130,8 +130,8 @@ class VirtualBoardRuntime(MpremoteRuntime):
     def replay(self, model, steps):
         return self._on_fresh_board(mpmod.MicroPythonRuntime.replay, model, steps)
 
-    def replay_features(self, *selection):
-        return self._on_fresh_board(mpmod.MicroPythonRuntime.replay_features, *selection)
+    def replay_features_many(self, jobs):
+        return self._on_fresh_board(mpmod.MicroPythonRuntime.replay_features_many, jobs)
 
     def _on_fresh_board(self, replay, *args):
         from kilobit.runtimes import boards

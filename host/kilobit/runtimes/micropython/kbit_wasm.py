@@ -64,7 +64,10 @@ class MicroPythonRuntime(Runtime):
         return kinds.mp_predictor(self, model, kinds.predictor_inputs(steps))
 
     def replay_features(self, windows, axes, n, mask, p, bands):
-        return kinds.mp_features(self, windows, (axes, n, mask, p, bands))
+        return self.replay_features_many([((axes, n, mask, p, bands), windows)])[0]
+
+    def replay_features_many(self, jobs):
+        return kinds.mp_features(self, jobs)
 
     def replay_classes(self, model, steps):
         return kinds.mp_classes(self, model, steps)
