@@ -211,6 +211,7 @@ def crc_of(*bufs):
 
 
 def same(what, i, names, got, want, labels):
+    want = [int(x) for x in want.split()]  # one row at a time: a Pico's heap is small
     for f in range(len(names)):
         g = got[f]
         w = want[f]
@@ -222,8 +223,9 @@ def same(what, i, names, got, want, labels):
 
 
 def parse(steps, rows):
-    """The steps' lines and the expected rows (integers), parsed before any step runs."""
-    return steps.split("\n"), [[int(x) for x in r.split()] for r in rows.split(";")]
+    """The steps' lines and the expected rows' lines (same() reads a row's integers when it
+    compares it: 400 rows of lists at once took 50 KB of the emulated Pico's 190)."""
+    return steps.split("\n"), rows.split(";")
 
 
 def fill(line, buf):
@@ -237,9 +239,18 @@ def fill(line, buf):
 
 def quantized(m, what, raw, steps):
     """Each raw row through the model file's own quantizer (m.quantize) gives its step's inputs:
-    the board computes the codes it is then given from the readings, as the host did."""
+    the board computes the codes it is then given from the readings, as the host did. A model
+    that takes windows (kbit.pipeline) computes their features first."""
+    inputs = m.quantize
+    if m.pipeline is not None:
+        from array import array
+        from kbit.pipeline import Window
+        w = Window(m)
+
+        def inputs(row):
+            return w.inputs(array("h", row))
     for i in range(len(raw)):
-        got = list(m.quantize([int(x) for x in raw[i].split()]))
+        got = list(inputs([int(x) for x in raw[i].split()]))
         want = [int(x) for x in steps[i].split()[-len(got):]]
         if got != want:
             print("kbit MISMATCH at raw row %d of %s: quantized to %s, expected %s"
@@ -339,8 +350,18 @@ NO_GOLDEN = r'''
 print("kbit not replayed: no golden file here for %(name)s models (give deploy --golden)")
 '''
 
-VERIFY_DEPLOYED = r'''
+# The deployed model is loaded before the golden replay: its modules (and a window pipeline's)
+# are imported into a heap the replay's many small objects have not yet cut up (the emulated
+# Pico ran out of contiguous blocks with 95 KB free).
+LOAD_DEPLOYED = r'''
 d = kbit.load(%(deployed)r)
+if d.pipeline is not None:
+    import kbit.pipeline
+    import kbit.features
+gc.collect()
+'''
+
+VERIFY_DEPLOYED = r'''
 print("model %(deployed)s loaded: %(name)s, %(dims)d inputs")
 steps, expect = parse(%(steps)r, %(expect)r)
 raw = %(raw)r
@@ -408,7 +429,13 @@ def host_check(model, n=HOST_ROWS, seed=0):
     rng = np.random.default_rng(seed)
     quant = getattr(extras, "quant", None)
     raw = None
-    if quant is not None:
+    pipe = getattr(extras, "pipeline", None)
+    if pipe is not None:  # windows: both int16 ends, then seeded noise of every amplitude
+        raw = [[-32768] * pipe.width, [32767] * pipe.width] + [
+            (rng.integers(-(1 << k), 1 << k, pipe.width) + rng.integers(-1000, 1001)).tolist()
+            for k in rng.integers(1, 15, n - 2)]
+        rows = HostRuntime().quantize_rows(bytes(model), raw)
+    elif quant is not None:
         lo, hi = (np.asarray(b, dtype=np.int64) for b in (quant.lo_, quant.hi_))
         pad = (hi - lo) // 4 + 1
         raw = [list(lo - 1), list(hi + 1)] + [
@@ -466,7 +493,8 @@ def verify_script(model, board_path, golden_path, natives=()):
         what = ("replays %s on this board's kbit bit for bit, then checks the deployed %s "
                 "against the host" % (name, board_path))
     return (VERIFY_HEAD % dict(what=what) + NATIVE_CHECK % dict(natives=tuple(natives))
-            + VERIFY_COMMON + "".join(REPLAY[k] for k in dict.fromkeys(kinds)) + golden
+            + VERIFY_COMMON + "".join(REPLAY[k] for k in dict.fromkeys(kinds))
+            + LOAD_DEPLOYED % dict(deployed=board_path) + golden
             + VERIFY_DEPLOYED % dict(mine, deployed=board_path, labels=labels,
                                      dims=len(steps[0][2])))
 
