@@ -29,7 +29,11 @@ def test_quick_page_has_every_section_from_the_runs(quick):
     for head in ("## Emulated Pico", "## Simulated Uno", "## The FFT beside emlearn's",
                  "## Accuracy against numpy's float64 FFT", "## Must show"):
         assert head in md, head
-    assert set(pic) == {label for label, _, _, _ in bf.QUICK_CASES}
+    assert set(pic) == {label for label, _, _, _ in bf.QUICK_CASES} | {"peer 64", "peer 128"}
+    for P in (64, 128):  # emlearn's native module beside kbit's
+        peer = pic.pop("peer %d" % P)
+        k, e = peer["kbit"]["native"], peer["eml"]["native"]
+        assert 0 < k[1] and 0 < e[1] and "| %d | %d |" % (P, k[1]) in md
     t = pic["time 3x100"]
     assert set(t) == {"run", "features"}  # the plain function beside the extractor
     for calls in pic.values():
@@ -44,7 +48,7 @@ def test_quick_page_has_every_section_from_the_runs(quick):
         assert "| %d | %d |" % (P, f["ours"]) in md
         for k in ("err_ours_bands", "err_ours_bins", "err_eml_bins", "err_eml_bands"):
             assert len(f[k]) == f["windows"] and np.all(np.isfinite(f[k])), k
-    assert "128-point FFT within 1.5x of emlearn's" in md
+    assert "128-point FFT within 1.5x of emlearn's on the same emulated chip" in md
 
 
 def test_the_peer_program_answers_the_hosts_integers_and_numpys_bins():

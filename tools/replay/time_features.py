@@ -1,7 +1,8 @@
 # Time kbit.features on kbit (the emulated Pico: cycles; elsewhere microseconds):
 #
 #   time_features.py REPEAT          with bench_cases.py beside it: CASES, a list of
-#                                    (label, axes, n, mask, p, bands, window)
+#                                    (label, axes, n, mask, p, bands, window), and PEERS, a list
+#                                    of (P, bands, window, m, tab) for emlearn's FFT
 #
 # For each case, Extractor(axes, n, mask, p, bands).run(window) (an array("h")) natively, then in
 # bytecode (kbit.features.use_native); the time-domain selection (mask 0x7F, p 0) also
@@ -10,6 +11,12 @@
 # before locking the heap itself. Prints "path <native|bytecode: why>", then per case and call
 # "<label> <call> out <features...>" once and "<label> <call> <path> <unit> mean median max";
 # stops when the two paths' features differ.
+#
+# PEERS (when the native module _eml_fft, tools/pico/eml_natmod, is installed): one axis of P
+# readings, kbit's Extractor(1, P, 0, p, bands).run natively beside _eml_fft.bands(window, m,
+# tab, re, im, out) (emlearn's float FFT and band powers; tab its float32 twiddles as bytes),
+# both under heap_lock: "peer <P> kbit out ...", "peer <P> eml out <float32 bits...>", then
+# "peer <P> <kbit|eml> <unit> mean median max".
 import sys
 from array import array
 
@@ -17,7 +24,7 @@ import micropython
 
 from kbit import features as kf
 from kbit.compat import TICKS, elapsed, overhead, ticks
-from bench_cases import CASES
+from bench_cases import CASES, PEERS
 
 repeat = int(sys.argv[1])
 base = overhead()
@@ -66,3 +73,38 @@ for label, axes, n, mask, p, bands, window in CASES:
             seen = got
             print("%s %s %s %s" % (label, call, "native" if native else "bytecode", line))
 kf.use_native(True)
+
+try:
+    import _eml_fft
+except ImportError:
+    _eml_fft = None
+for P, bands, window, m, tab in PEERS if _eml_fft else ():
+    p = 0
+    while 1 << p < P:
+        p += 1
+    e = kf.Extractor(1, P, 0, p, bands)
+    w = array("h", window)
+    re = bytearray(4 * P)
+    im = bytearray(4 * P)
+    out = array("i", bytes(4 * bands))
+    for who in ("kbit", "eml"):
+        times = []
+        for _ in range(repeat):
+            micropython.heap_lock()
+            try:
+                if who == "kbit":
+                    t0 = ticks()
+                    e.run(w)
+                    dt = elapsed(t0)
+                else:
+                    t0 = ticks()
+                    _eml_fft.bands(w, m, tab, re, im, out)
+                    dt = elapsed(t0)
+            finally:
+                micropython.heap_unlock()
+            times.append(max(0, dt - base))
+        times.sort()
+        got = e.out if who == "kbit" else out
+        print("peer %d %s out %s" % (P, who, " ".join(str(v) for v in got)))
+        print("peer %d %s %s %d %d %d" % (P, who, TICKS, sum(times) // len(times),
+                                          times[len(times) // 2], times[-1]))
