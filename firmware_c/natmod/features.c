@@ -97,6 +97,7 @@ KBN_FUN(features)
     const int16_t *w;
     mp_int_t axes;
     size_t n;
+    kbn_features_t k;
     /* a bool is no axes count for the bytecode (type(axes) is not int): nor here */
     if (n_args == 3 && n_kw == 0 && mp_obj_is_small_int(args[1]) && mp_obj_is_obj(args[0]) &&
         mp_obj_is_obj(args[2])) {
@@ -105,8 +106,15 @@ KBN_FUN(features)
         if (axes >= 1 && axes <= 255 && o->base.type == kbn_g.array && o->typecode == 'i' &&
             o->len == (size_t)(KB_FEATURES_F * axes)) {
             n = ((const mp_obj_array_t *)MP_OBJ_TO_PTR(args[0]))->len / (size_t)axes;
+            /* one kernel for both calls: the seven of every axis are extract's mask 0x7F */
+            k.n = (uint16_t)n;
+            k.axes = (uint8_t)axes;
+            k.mask = 0x7F;
+            k.p = k.bands = 0;
+            k.scratch = NULL;
+            k.out = o->items;
             if (n >= 1 && n <= KB_FEATURES_N_MAX && (w = readings(args[0], n * (size_t)axes)) &&
-                kbn_features_time(w, (uint16_t)n, (uint8_t)axes, o->items) == KB_OK)
+                kbn_features_run(&k, w) == KB_OK)
                 return args[2];
         }
     }

@@ -65,11 +65,8 @@ typedef struct {
     int32_t *out;
 } kbn_features_t;
 
-/* The seven time-domain features of every axis of window w (axes x n, interleaved) into out
- * (kb_features): KB_OK, or its error with nothing written. */
-int kbn_features_time(const int16_t *w, uint16_t n, uint8_t axes, int32_t *out);
-
-/* The selection x of window w (axes x n) into x->out: KB_OK, or an error with nothing written. */
+/* The selection x of window w (axes x n) into x->out (kb_features_extract; all seven
+ * time-domain features: mask 0x7F, p 0): KB_OK, or an error with nothing written. */
 int kbn_features_run(const kbn_features_t *x, const int16_t *w);
 
 /* kern_bonsai.c, kern_protonn.c: kb_<model>_init (payload already checked by kbit; KB_OK or
