@@ -10,7 +10,7 @@
 #       (and the same for Badminton, Running, Standing)
 #   kilobit train rkp --data build/activity/rec.csv --window 50 --axes 3 \
 #       --features mean,mad,min,max,energy,diff,fft32:4 -o build/activity/activity.kb
-#   kilobit deploy build/activity/activity.kb --port PORT --as activity.kb
+#   kilobit deploy build/activity/activity.kb --board rp2040 --port PORT --as activity.kb
 #   mpremote connect PORT cp build/activity/live.txt :live.txt + run examples/activity/live.py
 #
 # On a real board the windows come from the sensor instead of live.txt, e.g.
