@@ -861,7 +861,7 @@ DATASETS = {i.name: i for i in (
     Info("basicmotions", 720, 30, 4, "multi-class", 360, 360,
          "aeon wheel (UEA archive), 2 s windows", "BSD-3-Clause", "aeon"),
     Info("basicmotions-raw", 480, 150, 4, "multi-class", 240, 240,
-         "aeon wheel (UEA archive), 5 s windows of raw acceleration (--window 50 --axes 3)",
+         "aeon wheel (UEA archive), 5 s raw windows",
          "BSD-3-Clause", "aeon"),
 )}
 assert tuple(DATASETS) == NAMES and set(_BUILTIN) == set(DATASETS)
