@@ -8,15 +8,12 @@ import os
 import re
 
 import numpy as np
-import pytest
-
-from conftest import need
-from test_boards import kilobit, mpremote, need_virtual
+from test_boards import kilobit, mpremote
+from test_record import pico  # noqa: F401 (the emulated Pico served as a board: a fixture)
 
 from kilobit.core.paths import REPO
 from kilobit.data import BASICMOTIONS_CLASSES
 from kilobit.runtimes.host import HostRuntime
-from kilobit.runtimes.micropython import rp2040_sim
 
 LIVE = os.path.join(REPO, "examples", "activity", "live.py")
 WINDOW, AXES = 50, 3
@@ -39,18 +36,6 @@ def test_the_header_says_what_this_test_runs():
             "--features %s -o build/activity/activity.kb" % (WINDOW, AXES, FEATURES)) in cmds
     assert "kilobit deploy build/activity/activity.kb --board rp2040 --port PORT --as " \
         "activity.kb" in cmds, cmds
-
-
-@pytest.fixture(scope="module")
-def pico():
-    need_virtual()
-    need(rp2040_sim.missing())
-    from kilobit.runtimes.boards.virtual import VirtualBoard
-    vb = VirtualBoard(board="rp2040").start()
-    try:
-        yield vb
-    finally:
-        vb.close()
 
 
 def host_prequential(model, lines):

@@ -268,3 +268,21 @@ int main(void)
                          capture_output=True, text=True, check=True).stdout
     got = [[int(c) for c in line.split()] for line in out.splitlines()]
     assert got == HostRuntime().quantize_rows(pn.read_bytes(), picked.tolist())
+
+
+def test_stream_feeds_a_pipeline_models_windows_to_the_simulated_uno(trained, tmp_path):
+    """kilobit stream of a model trained on windows: the host turns each CSV window into the
+    model's codes, the Uno learns from them, and every frame agrees with the host (exit 0)."""
+    from test_boards import need_avr
+    need_avr()
+    d, data, model, rows, labels = trained
+    two = tmp_path / "two.csv"
+    keep = [i for i, y in enumerate(labels) if y != "shake"]
+    write_csv(two, rows[keep], [labels[i] for i in keep])
+    b = tmp_path / "b.kb"
+    r = kilobit("train", "rkp", "--data", two, "--window", N, "--axes", A, "--features",
+                "mad,energy,fft32:2", "--budget", 16, "--quiet", "-o", b)
+    assert r.returncode == 0, r.stderr
+    r = kilobit("stream", "--board", "uno", "--port", "sim", "--model", b, "--data", two,
+                "--limit", 30)
+    assert r.returncode == 0 and "agree" in r.stdout, r.stdout + r.stderr

@@ -78,8 +78,11 @@ def run(board, port, data_name, kernel="laplace", bits=4, budget=62, width=-6, C
         from kilobit.core import outfile
         outfile.check(plot, [p for p in (model, data_name, test) if p])
     b = firmware.board(board)
-    peek = registry.read(model)[0] if model else registry.get("rkp")
-    split = data.load(data_name, seed=seed, test=test, binary=peek.kind == "learner")
+    from kilobit.core import pipeline
+    peek, given = registry.read(model) if model else (registry.get("rkp"), None)
+    pipe = pipeline.of(peek.load(given)[1]) if given else None  # its rows are windows
+    split = data.load(data_name, seed=seed, test=test, binary=peek.kind == "learner",
+                      pipeline=pipe)
     spec, blob = _model(split, model, kernel, bits, budget, width, C, seed)
     if b["name"] not in spec.boards:
         raise KilobitError("%s models have no firmware for %s (they run on %s)"

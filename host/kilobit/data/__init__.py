@@ -757,13 +757,20 @@ def basicmotions_series():
     return out
 
 
-def _basicmotions(seed):
+def _series_split(name, rows, seed, labels=None):
+    """The Split of BasicMotions' fixed train/test series made into rows by rows(A) -> (rows,
+    the series each came from): the training rows shuffled with seed."""
     s = basicmotions_series()
     (A, ya), (B, yb) = s["train"], s["test"]
-    Xtr, otr = window_features(A)
-    Xte, ote = window_features(B)
+    Xtr, otr = rows(A)
+    Xte, ote = rows(B)
     order = np.random.default_rng(seed).permutation(len(Xtr))  # the split is fixed
-    return Split("basicmotions", Xtr[order], ya[otr][order], Xte, yb[ote])
+    return Split(name, Xtr[order].astype(np.float64), ya[otr][order], Xte.astype(np.float64),
+                 yb[ote], labels)
+
+
+def _basicmotions(seed):
+    return _series_split("basicmotions", window_features, seed)
 
 
 NAMES = NAMES + ("digits-10", "mnist-10", "basicmotions")
@@ -788,13 +795,7 @@ def raw_windows(A, window=RAW_WINDOW, hop=RAW_HOP, axes=RAW_AXES):
 
 
 def _basicmotions_raw(seed):
-    s = basicmotions_series()
-    (A, ya), (B, yb) = s["train"], s["test"]
-    Xtr, otr = raw_windows(A)
-    Xte, ote = raw_windows(B)
-    order = np.random.default_rng(seed).permutation(len(Xtr))  # the split is fixed
-    return Split("basicmotions-raw", Xtr[order].astype(np.float64), ya[otr][order],
-                 Xte.astype(np.float64), yb[ote], BASICMOTIONS_CLASSES)
+    return _series_split("basicmotions-raw", raw_windows, seed, BASICMOTIONS_CLASSES)
 
 
 NAMES = NAMES + ("basicmotions-raw",)
