@@ -348,7 +348,7 @@ def _pct(v):
     return "%.2g%%" % (100 * v) if np.isfinite(v) else "inf"
 
 
-def report(pic, avr, fft, quick, seconds, repeat):
+def report(pic, avr, fft, quick, seconds, repeat, acc=None):
     from kilobit.bench import must_show_lines, run_lines
     L = ["# Window features on the boards (issue 29)", ""]
     L += run_lines(seconds)
@@ -452,8 +452,95 @@ def report(pic, avr, fft, quick, seconds, repeat):
                        "band energies: median %s, max %s relative error"
                        % (_pct(np.median(f["err_ours_bands"])), _pct(np.max(f["err_ours_bands"]))),
                        True))
+    if acc:
+        L += accuracy_lines(acc)
     L += must_show_lines(claims)
     return "\n".join(L)
+
+
+#: (row label, data set, --window/--axes/--features args or None) of the accuracy table
+ACCURACY_SETS = [
+    ("host's 30 (mean, std, min, max, mean abs diff of acc + gyro, 2 s windows, float)",
+     "basicmotions", None),
+    ("board: time (7 per axis, 3 acc axes, 5 s windows)", "basicmotions-raw", "time"),
+    ("board: time,fft32:4", "basicmotions-raw", "time,fft32:4"),
+    ("board: the example's mean,mad,min,max,energy,diff,fft32:4", "basicmotions-raw",
+     "mean,mad,min,max,energy,diff,fft32:4"),
+    ("hand-made 6 of examples/basicmotions_online.py (log codes of mean abs a and of abs diff)",
+     "basicmotions-raw", "hand6"),
+]
+ACCURACY_MODELS = ("rkp", "protonn")
+
+
+def hand6(W):
+    """examples/basicmotions_online.py's six features of windows W (rows of 3*N interleaved
+    milli-units): per axis twice the bit length (at most 15) of the mean |a| and of the mean
+    |a(t) - a(t-1)|, the readings first in its 0.25 units."""
+    X = np.round(np.asarray(W, dtype=np.float64).reshape(len(W), -1, 3) / 250.0)
+    X = np.clip(X, -127, 127).astype(np.int64)
+
+    def code(v):
+        return np.minimum(15, 2 * np.ceil(np.log2(v + 1)).astype(np.int64))
+
+    a = np.abs(X).sum(axis=1) // X.shape[1]
+    j = np.abs(np.diff(X, axis=1)).sum(axis=1) // (X.shape[1] - 1)
+    return np.concatenate([code(a), code(j)], axis=1)
+
+
+def accuracy(tmp, quick=False):
+    """{(row, model): (test accuracy, inputs)}: each feature set of ACCURACY_SETS trained with
+    `kilobit train MODEL` (defaults, seed 0) and its test split's accuracy."""
+    import contextlib
+    import io
+    import os
+
+    from kilobit import data
+    from kilobit.cli import main
+    out = {}
+    for label, name, feats in ACCURACY_SETS[:3] if quick else ACCURACY_SETS:
+        args = ["--data", name]
+        if feats == "hand6":  # a CSV of the six codes of every window, train then test
+            s = data.load(name)
+            path = os.path.join(tmp, "hand6.csv")
+            test = os.path.join(tmp, "hand6-test.csv")
+            for X, y, f in ((s.X_train, s.y_train, path), (s.X_test, s.y_test, test)):
+                np.savetxt(f, np.column_stack([hand6(X), y]), fmt="%d", delimiter=",")
+            args = ["--data", path, "--test", test]
+        elif feats:
+            args += ["--window", str(data.RAW_WINDOW), "--axes", str(data.RAW_AXES),
+                     "--features", feats]
+        for model in ACCURACY_MODELS:
+            text = io.StringIO()
+            with contextlib.redirect_stdout(text):
+                code = main(["train", model] + args + ["--quiet", "-o",
+                                                       os.path.join(tmp, "m.kb")])
+            if code != 0:
+                raise KilobitError("training %s on %s failed" % (model, label))
+            acc = float(text.getvalue().rsplit("integer model", 1)[1].split()[-1])
+            from kilobit.models import registry
+            spec, blob = registry.read(os.path.join(tmp, "m.kb"))
+            out[label, model] = (acc, spec.load(blob)[0].dims)
+    return out
+
+
+def accuracy_lines(acc):
+    L = ["## Accuracy on BasicMotions: the board's features against the host's and the "
+         "hand-made ones", "",
+         "Test accuracy of the integer model, `kilobit train MODEL` with its defaults (seed 0), "
+         "the fixed 40 / 40 recordings' split. The board's features are computed from "
+         "`basicmotions-raw` (3 acceleration axes in milli-units, windows of 50 samples, hop "
+         "10: 240 / 240) exactly as kbit computes them on the board; the host's 30 come from "
+         "2 s windows of all six channels (720 rows), so the rows differ as well as the "
+         "features. The hand-made 6 are the example's codes on the same 5 s windows.", "",
+         "| features | inputs | " + " | ".join(ACCURACY_MODELS) + " |",
+         "|---|---|" + "---|" * len(ACCURACY_MODELS)]
+    for label, _, _ in ACCURACY_SETS:
+        got = [acc.get((label, m)) for m in ACCURACY_MODELS]
+        if not any(got):
+            continue
+        L.append("| %s | %d | %s |" % (label, next(g for g in got if g)[1], " | ".join(
+            "%.4f" % g[0] if g else "-" for g in got)))
+    return L + [""]
 
 
 def missing():
@@ -477,8 +564,12 @@ def run(out, quick=False, progress=print):
     avr = uno(QUICK_CASES if quick else CASES, rng)
     progress("FFT peer: emlearn and kb_fft_bands on the emulated RP2040 ...")
     fft = peer((64, 128) if quick else PEER_P, 3 if quick else 20, rng)
+    progress("accuracy on BasicMotions ...")
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="kilobit-bench-") as tmp:
+        acc = accuracy(tmp, quick)
     from kilobit.bench import write_report
-    write_report(out, report(pic, avr, fft, quick, time.time() - t0, repeat))
+    write_report(out, report(pic, avr, fft, quick, time.time() - t0, repeat, acc))
     return pic, avr, fft
 
 
