@@ -199,6 +199,21 @@ CASES = [
     case(DATA, "data", "data show banana", says="invalid choice"),
 ]
 
+# Issue 30, hostile input round two: each block is one area's regression cases (its own test
+# file beside tests/test_bad_input.py holds what a command line cannot express).
+# --- issue 30: inputs (pipes, FIFOs, /dev/stdin, endless and absurd files, values in files) ---
+CASES += [
+]
+# --- issue 30: outputs (Arduino library, golden sets, firmware to a drive, board file names) ---
+CASES += [
+]
+# --- issue 30: builds and export (cache races, toolchain failures, --name, fit) ---
+CASES += [
+]
+# --- issue 30: signals (Ctrl-C, SIGTERM, SIGHUP) ---
+CASES += [
+]
+
 
 def _csv(path, rows):
     with open(path, "w") as f:
