@@ -558,6 +558,16 @@ KB_ALWAYS_INLINE uint32_t kb_ckp_slot(kb_stream32_t *r, const kb_ckp_centre_t *x
     return d;
 }
 
+/* A constant memory under 3 bytes never takes the table path (kb_ckp_keep2's `safe` is 0):
+ * leaving it out then keeps gcc -O2 from warning of the 3-byte reads of a path it cannot rule
+ * out (-Warray-bounds on kb_ckp_mem[1] or [2]; ASan finds no such access). */
+#if defined(KB_CKP_CONST) && KB_CKP_CONST_MEM_BYTES < 3
+#define KB_CKP_TABLES 0
+#else
+#define KB_CKP_TABLES 1
+#endif
+
+#if KB_CKP_TABLES
 /* KEEP for 2 codes of b bits, b a constant (1..KB_CKP_TAB_BITS) where this is inlined: each
  * slot from bit pos up to `stop` (where its 3-byte window still lies within the memory) read
  * as one window, its two squares looked up, d << 1 | y into cp. T[c] is the square for code
@@ -610,6 +620,7 @@ static KB_NOINLINE void kb_ckp_squares(uint32_t *T, const uint32_t *end, uint32_
         *U++ = (uint32_t)(X1 * X1);
     }
 }
+#endif /* KB_CKP_TABLES */
 
 /* KEEP for 2 codes: n slots of b bits from bit pos on, d << 1 | y of each into cp[0..n-1]; the
  * centres are 2u + 1 = X + half (X0, X1; see kb_ckp_dist2). Up to KB_CKP_TAB_BITS bits a code
@@ -621,6 +632,7 @@ static uint32_t kb_ckp_keep2(const uint8_t *mem, uint32_t nbytes, uint32_t pos, 
                              uint32_t least)
 {
     const uint32_t S = 2u * b + 1u, mask = (1u << b) - 1u, end = pos + n * S;
+#if KB_CKP_TABLES
     const uint32_t safe = nbytes > 2u ? 8u * (nbytes - 2u) : 0u; /* pos < safe: 3 bytes in */
     const uint32_t stop = end < safe ? end : safe;
     if (b <= KB_CKP_TAB_BITS && n >= (1u << b) && pos < stop) { /* 2^b codes: it pays */
@@ -641,6 +653,7 @@ static uint32_t kb_ckp_keep2(const uint8_t *mem, uint32_t nbytes, uint32_t pos, 
             pos += (uint32_t)(cp - first) * S;
         }
     }
+#endif
     for (; pos < end; pos += S) {
         const uint32_t w = kb_window24(mem, nbytes, pos);
         const uint32_t d = kb_ckp_dist2(w, X0, X1, b, mask, sh + 1u);

@@ -1192,7 +1192,9 @@ static KB_PROTONN_HOT uint32_t kb_protonn_predict(kb_protonn_t *m)
                 mask |= (uint32_t)1 << l;
         return mask;
     }
-    if (L == 1)
+    /* KB_PROTONN_LMAX == 1 (a binary model's export): L is 1 (the loader refuses more), and
+     * saying so at compile time keeps gcc -O2 from warning of scores[1] in the dead loop */
+    if (L == 1 || KB_PROTONN_LMAX == 1)
         return (uint32_t)(m->scores[0] > 0);
     {
         int32_t best = m->scores[0];
