@@ -93,7 +93,10 @@ def run(board, port, data_name, kernel="laplace", bits=4, budget=62, width=-6, C
     fw = dialog(spec.kind)
     sim = port == "sim"
     if sim:
-        elf, sizes = firmware.build(blob, b["name"])
+        try:
+            elf, sizes = firmware.build(blob, b["name"])
+        except firmware.FitError as e:  # `kilobit fit`'s sentence, the model named first
+            raise KilobitError("%s %s" % (model or "the %s model" % spec.name, e)) from None
         p = SimPort(elf, b["name"])
         where = "%s (simulated, %g MHz)" % (b["name"], b["clock_hz"] / 1e6)
     else:

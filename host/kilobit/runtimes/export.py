@@ -20,7 +20,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import textwrap
 
@@ -28,6 +27,7 @@ from kilobit import __version__
 from kilobit.core.errors import KilobitError
 from kilobit.core.paths import REPO
 from kilobit.models import registry
+from kilobit.runtimes import buildcache
 from kilobit.runtimes.avr import firmware
 from kilobit.runtimes.avr.firmware import FitError
 
@@ -272,10 +272,12 @@ def _includes(spec, model_bytes, cc):
         with open(src, "w") as f:
             f.write("#define KB_EXPORT_NAME deps\n%s\n%s" % (
                 spec.firmware.header(model_bytes, frames=False), _runtime_text(spec, None)))
-        p = subprocess.run([cc, "-MM", "-I", FIRMWARE_C, src], capture_output=True, text=True)
-    if p.returncode != 0:
-        raise KilobitError("the exported model's includes: %s" % p.stderr.strip())
-    deps = p.stdout.replace("\\\n", " ").split(":", 1)[1].split()
+        cmd = [cc, "-MM", "-I", FIRMWARE_C, src]
+        out = buildcache.run(cmd, "listing the exported model's includes with %s" % cc)
+    if ":" not in out:  # a "compiler" that printed no rule: nothing to parse
+        raise buildcache.failure("listing the exported model's includes with %s" % cc, cmd, 0,
+                                 out, "printed no dependency rule")
+    deps = out.replace("\\\n", " ").split(":", 1)[1].split()
     return sorted(os.path.normpath(d) for d in deps if os.path.abspath(d) != src)
 
 
@@ -374,12 +376,18 @@ def _compile(target, header_path, out):
     if header_path:
         cmd += ["-include", header_path]
     cmd += ["-o", out, SIZE_SOURCE] + list(LDFLAGS) + list(t.get("ldflags", ()))
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        return None, p.stderr
-    p = subprocess.run([t["size"], "-B", out], capture_output=True, text=True)
-    text, data, bss = (int(x) for x in p.stdout.splitlines()[1].split()[:3])
-    return {"flash": text + data, "ram": data + bss}, ""
+    try:
+        buildcache.run(cmd, "compiling the exported header for --target %s" % target, [out])
+    except buildcache.ToolchainError as e:
+        return None, e
+    what = "measuring the exported header for --target %s with %s" % (target, t["size"])
+    cmd = [t["size"], "-B", out]
+    got = buildcache.run(cmd, what).splitlines()
+    fields = got[1].split()[:3] if len(got) > 1 else []
+    if len(fields) != 3 or not all(f.isdigit() for f in fields):
+        raise buildcache.failure(what, cmd, 0, "\n".join(got), "printed no text, data and bss")
+    text, data, bss = (int(x) for x in fields)
+    return {"flash": text + data, "ram": data + bss}, None
 
 
 def _cached(target, key, header_text, checkpoint=False):
@@ -387,12 +395,15 @@ def _cached(target, key, header_text, checkpoint=False):
     build/export/<target>/<key>/; with `checkpoint` on an AVR also the EEPROM layout. Raises
     FitError for a state no crash-safe checkpoint fits in the EEPROM, KilobitError for any
     other compiler error."""
-    d = os.path.join(CACHE, target, key)
-    info = os.path.join(d, "sizes.json")
-    if os.path.exists(info):
-        with open(info) as f:
-            return json.load(f)
-    os.makedirs(d, exist_ok=True)
+    d = buildcache.entry(os.path.join(CACHE, target), key,
+                         lambda tmp: _measure_into(tmp, target, header_text, checkpoint),
+                         lambda d: os.path.exists(os.path.join(d, "sizes.json")))
+    with open(os.path.join(d, "sizes.json")) as f:
+        return json.load(f)
+
+
+def _measure_into(d, target, header_text, checkpoint):
+    """_cached's work in its private folder d: model.h, size.elf, sizes.json."""
     hpath = None
     if header_text is not None:
         hpath = os.path.join(d, "model.h")
@@ -400,27 +411,23 @@ def _cached(target, key, header_text, checkpoint=False):
             f.write(header_text)
     sizes, err = _compile(target, hpath, os.path.join(d, "size.elf"))
     if sizes is None:
-        if "kb_persist_does_not_fit_eeprom" in err:
+        if "kb_persist_does_not_fit_eeprom" in err.output:
             b = firmware.board(TARGETS[target]["board"])
             lay = firmware.probe_layout(hpath, SIZE_SOURCE, b["mcu"], b["clock_hz"],
                                         firmware.BAUD, b, [FIRMWARE_C])
             raise FitError("does not fit %s: no crash-safe checkpoint fits its EEPROM: %s "
                            "(--no-checkpoint exports it without)"
                            % (b["name"], firmware.layout_text(lay)))
-        if "is too large" in err:
+        if "is too large" in err.output:
             raise FitError("does not fit %s: an array of the model is larger than the "
                            "compiler's objects can be" % target)
-        raise KilobitError("compiling the exported header for --target %s failed:\n%s"
-                           % (target, err.strip()))
+        raise err
     if checkpoint and target == "avr":
         b = firmware.board(TARGETS[target]["board"])
         sizes["checkpoint"] = firmware.probe_layout(hpath, SIZE_SOURCE, b["mcu"], b["clock_hz"],
                                                     firmware.BAUD, b, [FIRMWARE_C])
-    fd, tmp = tempfile.mkstemp(dir=d, suffix=".json")
-    with os.fdopen(fd, "w") as f:
+    with open(os.path.join(d, "sizes.json"), "w") as f:
         json.dump(sizes, f)
-    os.replace(tmp, info)
-    return sizes
 
 
 def measure(target, api, impl, name, checkpoint=False):

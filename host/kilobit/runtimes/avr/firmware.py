@@ -24,12 +24,12 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import tempfile
 
 from kilobit.core.errors import KilobitError
 from kilobit.core.paths import REPO
 from kilobit.models import registry
+from kilobit.runtimes import buildcache
 from kilobit.runtimes.avr import kb_sim
 
 FIRMWARE_C = os.path.join(REPO, "firmware_c")
@@ -210,44 +210,45 @@ def build_source(header, board_name, source, depends, cache, baud=BAUD, extra_so
             sources.append(f.read())
     key = digest([header, mcu, str(f_cpu), str(baud), str(reserve),
                    " ".join(flags)] + sources)
-    out_dir = os.path.join(cache, b["name"], key)
-    elf = os.path.join(out_dir, os.path.splitext(os.path.basename(source))[0] + ".elf")
-    info = os.path.join(out_dir, "sizes.json")
-    refused = os.path.join(out_dir, "does-not-fit.txt")
-    if os.path.exists(refused):  # a link that failed for flash: no need to try again
-        with open(refused) as f:
-            raise FitError(f.read().strip())
-    if os.path.exists(info) and os.path.exists(elf):
-        with open(info) as f:
-            sizes = json.load(f)
-    else:
+    elf_name = os.path.splitext(os.path.basename(source))[0] + ".elf"
+
+    def make_it(tmp):  # a link that failed for flash is kept too: no need to try again
         try:
-            sizes = _compile(header, out_dir, elf, mcu, f_cpu, baud, b, source, extra_sources,
-                             reserve)
+            sizes = _compile(header, tmp, os.path.join(tmp, elf_name), mcu, f_cpu, baud, b,
+                             source, extra_sources, reserve)
         except FitError as e:
-            fd, tmp = tempfile.mkstemp(dir=out_dir, suffix=".txt")
-            with os.fdopen(fd, "w") as f:
+            with open(os.path.join(tmp, REFUSED), "w") as f:
                 f.write(str(e) + "\n")
-            os.replace(tmp, refused)
-            raise
-        fd, tmp = tempfile.mkstemp(dir=out_dir, suffix=".json")
-        with os.fdopen(fd, "w") as f:
+            return
+        with open(os.path.join(tmp, "sizes.json"), "w") as f:
             json.dump(sizes, f)
-        os.replace(tmp, info)
+
+    out_dir = buildcache.entry(os.path.join(cache, b["name"]), key, make_it, _complete)
+    if os.path.exists(os.path.join(out_dir, REFUSED)):
+        with open(os.path.join(out_dir, REFUSED)) as f:
+            raise FitError(f.read().strip())
+    with open(os.path.join(out_dir, "sizes.json")) as f:
+        sizes = json.load(f)
     _check_fit(sizes, b, reserve)
-    return elf, sizes
+    return os.path.join(out_dir, elf_name), sizes
+
+
+REFUSED = "does-not-fit.txt"
+
+
+def _complete(out_dir):
+    """A firmware cache entry that is whole: its sizes (and its ELF) or its refusal."""
+    return os.path.exists(os.path.join(out_dir, REFUSED)) or os.path.exists(
+        os.path.join(out_dir, "sizes.json"))
 
 
 def _compile(header, out_dir, elf, mcu, f_cpu, baud, b, source, extra_sources, reserve):
-    os.makedirs(out_dir, exist_ok=True)
+    """Build into out_dir (buildcache's private folder): model.h, the ELF; its sizes."""
     hpath = os.path.join(out_dir, "model.h")
-    fd, tmp = tempfile.mkstemp(dir=out_dir, suffix=".h")
-    with os.fdopen(fd, "w") as f:
+    with open(hpath, "w") as f:
         f.write(header)
-    os.replace(tmp, hpath)
-    tmp_elf = "%s.%d.tmp" % (elf, os.getpid())
     try:
-        _, sizes = kb_sim.avr_build([source] + list(extra_sources), mcu, tmp_elf,
+        _, sizes = kb_sim.avr_build([source] + list(extra_sources), mcu, elf,
                                     defines=["BAUD=%dUL" % baud],
                                     f_cpu=f_cpu, extra_flags=list(WARN) + ["-include", hpath])
     except kb_sim.SimError as e:
@@ -274,13 +275,31 @@ def _compile(header, out_dir, elf, mcu, f_cpu, baud, b, source, extra_sources, r
             raise FitError("does not fit %s: static RAM %d B + stack reserve %d B = %d B > %d B RAM"
                            % (b["name"], static, reserve, static + reserve,
                               b["ram_bytes"])) from None
-        raise
-    os.replace(tmp_elf, elf)
+        raise _build_failure(str(e), b, source) from None
     sizes = dict(sizes, board=b["name"], mcu=mcu, clock_hz=f_cpu, flash_bytes=b["flash_bytes"],
                  ram_bytes=b["ram_bytes"], stack_reserve=reserve)
     if "KB_PERSIST_EVERY" in header:
         sizes["checkpoint"] = probe_layout(hpath, source, mcu, f_cpu, baud, b)
     return sizes
+
+
+#: what avr-gcc says when the model, not the toolchain, is what cannot be built: an array past
+#: what the compiler's objects can be, a firmware's own #error on its limits, a link past the
+#: chip's memories that the patterns above do not measure
+TOO_BIG = re.compile(r"is too large|error: #error|overflowed by|not within region|relocation "
+                     r"truncated to fit")
+
+
+def _build_failure(output, b, source):
+    """The error of a failed firmware build: FitError in `kilobit fit`'s words when the model
+    is what cannot be built, else a ToolchainError (one sentence and the log's path)."""
+    if TOO_BIG.search(output):
+        errors = [ln.split("error: ", 1)[1].strip() for ln in output.splitlines()
+                  if "error: " in ln and "[-Werror" not in ln and "ld returned" not in ln]
+        return FitError("does not fit %s: its firmware does not build (%s)"
+                        % (b["name"], "; ".join(errors[:2]) or "the link failed"))
+    return buildcache.failure("building the %s firmware for %s" % (
+        os.path.basename(source), b["name"]), ["avr-gcc"], 1, output)
 
 
 def probe_layout(hpath, source, mcu, f_cpu, baud, b, include_dirs=()):
@@ -295,18 +314,16 @@ def probe_layout(hpath, source, mcu, f_cpu, baud, b, include_dirs=()):
                 "-DKB_PERSIST_PROBE"] + list(kb_sim.AVR_CFLAGS)
                + ["-I" + d for d in include_dirs]
                + ["-w", "-Wno-error", "-include", hpath, "-c", "-o", obj, source])
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode != 0:
-            raise kb_sim.SimError("avr-gcc failed for %s:\n%s\n%s" % (mcu, " ".join(cmd), p.stderr))
-        p = subprocess.run(["avr-nm", "-S", "--defined-only", obj], capture_output=True,
-                           text=True)
+        what = "measuring the checkpointed state for the %s" % mcu
+        buildcache.run(cmd, what, [obj])
+        names = buildcache.run(["avr-nm", "-S", "--defined-only", obj], what)
     sizes = {}
-    for line in p.stdout.splitlines():
+    for line in names.splitlines():
         parts = line.split()
         if len(parts) == 4 and parts[3] in ("kb_probe_state", "kb_probe_step"):
             sizes[parts[3]] = int(parts[1], 16)
     if len(sizes) != 2:
-        raise kb_sim.SimError("avr-nm found no probe sizes in %s: %s" % (source, p.stdout))
+        raise kb_sim.SimError("avr-nm found no probe sizes in %s: %s" % (source, names))
     return checkpoint_layout(sizes["kb_probe_state"], sizes["kb_probe_step"],
                              b["eeprom_bytes"], every)
 

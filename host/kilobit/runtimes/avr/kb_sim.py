@@ -167,10 +167,10 @@ def build_sim():
     """Build kb_sim (make, incremental) once per process; return its path."""
     global _built
     if _built is None:
-        p = subprocess.run(["make", "-s", "-C", SIM_DIR, "BUILD=" + BUILD_DIR],
-                           capture_output=True, text=True)
-        if p.returncode != 0 or not os.path.exists(KB_SIM):
-            raise SimError("building kb_sim failed:\n" + p.stdout + p.stderr)
+        from kilobit.runtimes import buildcache  # one make at a time writes there
+        why = buildcache.make(SIM_DIR, ["BUILD=" + BUILD_DIR], "building kb_sim")
+        if why is not None or not os.path.exists(KB_SIM):
+            raise SimError(why or "building kb_sim wrote no %s" % KB_SIM)
         _built = KB_SIM
     return _built
 

@@ -1,10 +1,10 @@
 """firmware_c built for the host (make -C firmware_c host): the replay tools the c-host runtime
 drives (kb_replay, kb_predict, kb_assoc_replay)."""
 import os
-import subprocess
 import threading
 
 from kilobit.core.paths import REPO
+from kilobit.runtimes import buildcache
 from kilobit.runtimes.base import RuntimeFailure
 
 FIRMWARE = os.path.join(REPO, "firmware_c")
@@ -14,17 +14,12 @@ _built = {}  # make target -> None (built) or the error text; one make per proce
 
 
 def build(target="host"):
-    """Run `make -C firmware_c TARGET` once per process; make itself decides what is stale."""
+    """Run `make -C firmware_c TARGET` once per process; make itself decides what is stale,
+    under buildcache's lock so that parallel processes never write the same file at once."""
     with _lock:
         if target not in _built:
-            try:
-                r = subprocess.run(["make", "-s", "-C", FIRMWARE, "BUILD=" + BUILD, target],
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   universal_newlines=True)
-                _built[target] = None if r.returncode == 0 else (
-                    "make %s failed:\n%s" % (target, r.stdout.strip()))
-            except OSError as e:
-                _built[target] = "cannot run make: %s" % e
+            _built[target] = buildcache.make(FIRMWARE, ["BUILD=" + BUILD, target],
+                                             "make -C firmware_c %s" % target)
         if _built[target] is not None:
             raise RuntimeFailure(_built[target])
     return os.path.join(BUILD, "host")

@@ -13,7 +13,6 @@ files; kbit then runs that model's kernel natively (m.native) and otherwise byte
 integer quantizer (kbit.quant, m.quantize) is one more module, _kb_quant.mpy, shared by all.
 """
 import os
-import subprocess
 import sys
 import threading
 
@@ -65,16 +64,10 @@ def build(arch):
             if miss and not all(os.path.exists(path(arch, m)) for m in MODELS):
                 _built[arch] = "native modules: missing %s" % miss
             else:
-                try:
-                    r = subprocess.run(["make", "-s", "-C", SOURCE, "ARCHS=" + arch,
-                                        "PYTHON=" + sys.executable],
-                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                       universal_newlines=True)
-                    _built[arch] = None if r.returncode == 0 else (
-                        "make -C firmware_c/natmod ARCHS=%s failed:\n%s"
-                        % (arch, r.stdout.strip()[-3000:]))
-                except OSError as e:
-                    _built[arch] = "cannot run make: %s" % e
+                from kilobit.runtimes import buildcache  # one make at a time writes there
+                _built[arch] = buildcache.make(SOURCE, ["ARCHS=" + arch, "PYTHON=" +
+                                                        sys.executable],
+                                               "make -C firmware_c/natmod ARCHS=%s" % arch)
         if _built[arch] is not None:
             raise RuntimeFailure(_built[arch])
     return {m: path(arch, m) for m in MODELS}

@@ -63,13 +63,8 @@ def build():
                 _built["fw"] = None if os.path.exists(FIRMWARE) else (
                     "rp2040-sim: missing arm-none-eabi-gcc (apt-get install gcc-arm-none-eabi)")
             else:
-                try:
-                    r = subprocess.run(["make", "-s", "-C", PICO], stdout=subprocess.PIPE,
-                                       stderr=subprocess.STDOUT, universal_newlines=True)
-                    _built["fw"] = None if r.returncode == 0 else (
-                        "rp2040-sim: make -C tools/pico failed:\n%s" % r.stdout.strip()[-3000:])
-                except OSError as e:
-                    _built["fw"] = "rp2040-sim: cannot run make: %s" % e
+                from kilobit.runtimes import buildcache  # one make at a time writes there
+                _built["fw"] = buildcache.make(PICO, [], "rp2040-sim: make -C tools/pico")
         if _built["fw"] is not None:
             raise RuntimeFailure(_built["fw"])
     return FIRMWARE
