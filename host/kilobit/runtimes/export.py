@@ -27,7 +27,7 @@ from kilobit import __version__
 from kilobit.core.errors import KilobitError
 from kilobit.core.paths import REPO
 from kilobit.models import registry
-from kilobit.runtimes import buildcache
+from kilobit.runtimes import buildcache, cnames
 from kilobit.runtimes.avr import firmware
 from kilobit.runtimes.avr.firmware import FitError
 
@@ -237,6 +237,17 @@ def check_name(name):
     if not NAME_RE.match(name or "") or name.lower().startswith("kb_"):
         raise KilobitError("--name %r: the prefix of C names: a letter or _, then letters, "
                            "digits or _, at most 31, not starting with kb_" % (name,))
+    why = cnames.why_reserved(name)
+    if why:
+        raise KilobitError("--name %r: %s, so the header would not compile or would break the "
+                           "program that includes it: choose another prefix" % (name, why))
+    if name != name.lower():
+        raise KilobitError("--name %r: lower case only: the header's macros and include guard "
+                           "are the prefix in capitals (%s_DIMS), which %r would share with %r"
+                           % (name, name.upper(), name, name.lower()))
+    if name.startswith("_"):
+        raise KilobitError("--name %r: C reserves names that begin with _ for the compiler and "
+                           "its library" % (name,))
     return name
 
 
