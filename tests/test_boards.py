@@ -806,11 +806,12 @@ def test_avr_deploy_with_checkpoints(banana):
 
 
 def test_flash_firmware_to_an_rp2040_drive(tmp_path):
-    """The RP2040 takes MicroPython as a .uf2 copied onto its boot drive."""
+    """The RP2040 takes MicroPython as a .uf2 copied onto its boot drive (what else is refused:
+    tests/test_bad_input_outputs.py)."""
+    from test_bad_input_outputs import IMAGE, boot_drive, uf2
     fw = tmp_path / "RPI_PICO.uf2"
-    fw.write_bytes(b"UF2\n" * 64)
-    drive = tmp_path / "RPI-RP2"
-    drive.mkdir()
+    fw.write_bytes(uf2(IMAGE))
+    drive = boot_drive(tmp_path / "RPI-RP2")
     p = kilobit("flash-firmware", "--board", "rp2040", "--port", str(drive), str(fw))
     assert p.returncode == 0, p.stderr
     assert (drive / "RPI_PICO.uf2").read_bytes() == fw.read_bytes()

@@ -180,27 +180,16 @@ def _kilobit_h():
 
 def make_library(path, progress=None):
     """Write the library into the folder `path` (made; an earlier kilobit library there is
-    replaced whole, any other non-empty folder refused). The examples' models are trained and
-    exported on the way; nothing lands in `path` unless all of it could be made."""
-    outfile.check_directory(path)
-    if os.path.isdir(path) and os.listdir(path) and not _is_ours(path):
+    replaced whole, any other non-empty folder refused; a symlink is written through). The
+    examples' models are trained and exported on the way; nothing lands in `path` unless all of
+    it could be made (kilobit.core.outfile.directory)."""
+    inputs = (FIRMWARE_C,)
+    target = outfile.check_directory(path, inputs, replace=True)
+    if os.path.isdir(target) and os.listdir(target) and not _is_ours(target):
         raise KilobitError("cannot write the library into %s: a non-empty folder that is not "
                            "a kilobit library" % path)
-    parent = os.path.dirname(os.path.abspath(path))
-    work = tempfile.mkdtemp(prefix=".kilobit-library-", dir=parent)
-    try:
+    with outfile.directory(path, inputs, replace=True) as work:
         _write(work, progress)
-        old = None
-        if os.path.exists(path):
-            old = tempfile.mkdtemp(prefix=".kilobit-library-old-", dir=parent)
-            os.rmdir(old)
-            os.replace(path, old)
-        os.replace(work, path)
-        if old:
-            shutil.rmtree(old)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
     return path
 
 
@@ -216,8 +205,7 @@ def _write(root, progress):
     def put(rel, text):
         p = os.path.join(root, rel)
         os.makedirs(os.path.dirname(p), exist_ok=True)
-        with open(p, "w") as f:
-            f.write(text)
+        outfile.write(p, text)
 
     put("library.properties", _properties())
     put("library.json", _library_json())

@@ -15,7 +15,7 @@ import os
 
 import numpy as np
 
-from kilobit.core import goldenfeatures
+from kilobit.core import goldenfeatures, outfile
 from kilobit.core.errors import KilobitError
 from kilobit.runtimes import catalog as rt
 from kilobit.runtimes.base import RuntimeFailure
@@ -186,32 +186,34 @@ RAW_DATA = {"learner": "pendigits"}  # binary learners; the rest take the ten di
 RAW_STEPS = 40
 
 
-def make_raw_set(directory, log=print):
-    """Write the raw-readings golden set into `directory` (every model type)."""
+def _raw_doc(spec, data_name, tmp):
+    """The raw-readings golden document of model type `spec`: its model trained by its own
+    `kilobit train` on `data_name` in the folder tmp."""
     import argparse
+    model = os.path.join(tmp, spec.name + ".kb")
+    p = argparse.ArgumentParser()
+    spec.commands.add_train_args(p)
+    a = p.parse_args(["--data", data_name, "--quiet", "-o", model])
+    with open(os.devnull, "w") as quiet, _stdout(quiet):
+        spec.commands.train(a)
+    with open(model, "rb") as f:
+        blob = f.read()
+    doc = spec.golden.from_model(blob, data_name, steps=RAW_STEPS)
+    if doc.get("raw") is None:
+        raise KilobitError("%s on %s: no integer quantizer" % (spec.name, data_name))
+    return doc
+
+
+def make_raw_set(directory, log=print):
+    """Write the raw-readings golden set into `directory` (every model type; write_set)."""
     import tempfile
-    from kilobit.core import goldenfile
-    os.makedirs(directory, exist_ok=True)
-    names = []
     with tempfile.TemporaryDirectory(prefix="kilobit-raw-") as tmp:
+        docs = []
         for spec in registry.REGISTRY:
             data_name = RAW_DATA.get(spec.kind, "pendigits-10")
-            model = os.path.join(tmp, spec.name + ".kb")
-            p = argparse.ArgumentParser()
-            spec.commands.add_train_args(p)
-            a = p.parse_args(["--data", data_name, "--quiet", "-o", model])
-            with open(os.devnull, "w") as quiet, _stdout(quiet):
-                spec.commands.train(a)
-            with open(model, "rb") as f:
-                blob = f.read()
-            doc = spec.golden.from_model(blob, data_name, steps=RAW_STEPS)
-            if doc.get("raw") is None:
-                raise KilobitError("%s on %s: no integer quantizer" % (spec.name, data_name))
-            name = "%s-raw-%s.json" % (spec.name, data_name)
-            goldenfile.dump(doc, os.path.join(directory, name))
-            names.append(name)
-    log("wrote %d raw-readings golden files to %s" % (len(names), directory))
-    return names
+            docs.append(("%s-raw-%s.json" % (spec.name, data_name),
+                         lambda spec=spec, d=data_name: _raw_doc(spec, d, tmp)))
+        return write_set(directory, docs, log)
 
 
 def _stdout(f):
@@ -219,15 +221,24 @@ def _stdout(f):
     return contextlib.redirect_stdout(f)
 
 
-def make_set(directory, log=print):
-    os.makedirs(directory, exist_ok=True)
+def write_set(directory, docs, log=print):
+    """Write the golden files `docs` ((name, a function making its document), ...) into
+    `directory` all or nothing (kilobit.core.outfile.directory: a full disk or an interrupt
+    leaves the folder as it was); the names."""
     names = []
-    for p in golden_set():
-        name = golden_name(p)
-        dump(make_doc(p), os.path.join(directory, name))
-        names.append(name)
-        log("wrote %s" % os.path.join(directory, name))
+    with outfile.directory(directory) as work:
+        for name, make in docs:
+            dump(make(), os.path.join(work, name))
+            names.append(name)
+            log("made %s" % name)
+    log("wrote %d golden files to %s" % (len(names), directory))
     return names
+
+
+def make_set(directory, log=print):
+    """Write the checked-in set into `directory` (write_set)."""
+    return write_set(directory, [(golden_name(p), lambda p=p: make_doc(p))
+                                 for p in golden_set()], log)
 
 
 #: the checked-in features set (tests/golden/features): time-domain selections alone and with
@@ -253,12 +264,6 @@ def features_name(p):
 
 
 def make_features_set(directory, log=print):
-    """Write the features golden set into `directory`."""
-    os.makedirs(directory, exist_ok=True)
-    names = []
-    for p in FEATURES_SET:
-        name = features_name(p)
-        dump(goldenfeatures.make(**p), os.path.join(directory, name))
-        names.append(name)
-        log("wrote %s" % os.path.join(directory, name))
-    return names
+    """Write the features golden set into `directory` (write_set)."""
+    return write_set(directory, [(features_name(p), lambda p=p: goldenfeatures.make(**p))
+                                 for p in FEATURES_SET], log)

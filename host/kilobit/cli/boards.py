@@ -176,9 +176,10 @@ def cmd_run(a):
 def cmd_flash_firmware(a):
     from kilobit.runtimes import boards
     from kilobit.runtimes.boards import deploy
-    steps = deploy.plan_flash_firmware(a.firmware, boards.get(a.board), a.port, a.erase)
     if not a.dry_run and not os.path.exists(a.firmware):
         raise KilobitError("no firmware file %s" % a.firmware)
+    steps = deploy.plan_flash_firmware(a.firmware, boards.get(a.board), a.port, a.erase,
+                                       check=not a.dry_run)
     return deploy.execute(steps, dry_run=a.dry_run)
 
 

@@ -697,16 +697,117 @@ def plan_run(script, board, port, runtime=None):
     return [Step(["mpremote", "connect", port] + _opts(board, "mpremote") + ["run", script])]
 
 
-def plan_flash_firmware(firmware_path, board, port, erase=False):
+#: UF2, the format a boot drive takes firmware in: 512-byte blocks, each with three magic numbers
+#: (at its start, after them, and at its end), its flags, its number, the count of blocks and,
+#: with the FAMILY flag, the chip family it is for; a block flagged NOT_MAIN_FLASH is skipped
+UF2_BLOCK, UF2_PAYLOAD = 512, 476
+UF2_MAGIC = (0x0A324655, 0x9E5D5157, 0x0AB16F30)
+UF2_NOT_MAIN_FLASH, UF2_HAS_FAMILY = 0x00000001, 0x00002000
+#: per chip: its UF2 family, and the Board-ID its boot drive's INFO_UF2.TXT states
+UF2_CHIPS = {"rp2040": (0xE48BFF56, "RPI-RP2")}
+#: more than any firmware for a 16 MB flash takes (two bytes of file a byte of flash): a bound on
+#: what is read of a file that may be endless (a device)
+UF2_MAX_BYTES = 32 << 20
+
+
+def uf2_firmware(path, board):
+    """The bytes of the firmware file `path`, refused (KilobitError) unless a whole UF2 file for
+    the board's chip: every block's magic numbers, and every block of the flash image, numbered
+    0..n-1 for that chip's family."""
+    import struct
+    family, _ = UF2_CHIPS[board["mcu"]]
+    try:
+        with open(path, "rb") as f:
+            data = f.read(UF2_MAX_BYTES + 1)
+    except FileNotFoundError:
+        raise KilobitError("no firmware file %s" % path) from None
+    except OSError as e:
+        raise KilobitError("cannot read firmware file %s: %s" % (path, e.strerror)) from None
+
+    def refuse(why):
+        raise KilobitError("firmware file %s is not a UF2 file for the %s: %s" % (
+            path, board["mcu"].upper(), why))
+
+    if len(data) > UF2_MAX_BYTES:
+        refuse("larger than %d MB" % (UF2_MAX_BYTES >> 20))
+    if not data or len(data) % UF2_BLOCK:
+        refuse("%d bytes, not a whole number of %d-byte UF2 blocks" % (len(data), UF2_BLOCK))
+    numbers, counts = set(), set()
+    for i in range(0, len(data), UF2_BLOCK):
+        m0, m1, flags, _, size, number, count, fam = struct.unpack_from("<8I", data, i)
+        (end,) = struct.unpack_from("<I", data, i + UF2_BLOCK - 4)
+        if (m0, m1, end) != UF2_MAGIC:
+            refuse("block %d has not UF2's magic numbers" % (i // UF2_BLOCK))
+        if size > UF2_PAYLOAD or number >= count:
+            refuse("block %d is malformed (%d bytes of data, number %d of %d)"
+                   % (i // UF2_BLOCK, size, number, count))
+        if flags & UF2_NOT_MAIN_FLASH or not flags & UF2_HAS_FAMILY or fam != family:
+            continue
+        numbers.add(number)
+        counts.add(count)
+    if not numbers:
+        refuse("none of its blocks is for the %s (UF2 family 0x%08x)" % (board["mcu"].upper(),
+                                                                      family))
+    if len(counts) != 1 or numbers != set(range(max(counts))):
+        refuse("its blocks for the %s are not one whole image (%d of %s)" % (
+            board["mcu"].upper(), len(numbers), "/".join(str(c) for c in sorted(counts))))
+    return data
+
+
+def check_boot_drive(port, board):
+    """Refuse a --port that is not the board's boot drive: a folder whose INFO_UF2.TXT states the
+    chip's Board-ID (the RP2040's boot ROM shows RPI-RP2 when BOOTSEL is held at power-up)."""
+    _, board_id = UF2_CHIPS[board["mcu"]]
+    hint = ("give the folder where the %s drive is mounted (hold BOOTSEL while plugging the "
+            "board in)" % board_id)
+    if not os.path.isdir(port):
+        raise KilobitError("--port %s is not a folder: %s" % (port, hint))
+    try:
+        with open(os.path.join(port, "INFO_UF2.TXT"), "rb") as f:
+            text = f.read(4096).decode("ascii", "replace")
+    except OSError:
+        raise KilobitError("--port %s is not a %s drive (it has no INFO_UF2.TXT): %s"
+                           % (port, board_id, hint)) from None
+    ids = [ln.split(":", 1)[1].strip() for ln in text.splitlines()
+           if ln.lower().startswith("board-id:")]
+    if board_id not in ids:
+        raise KilobitError("--port %s is not a %s drive: its INFO_UF2.TXT says Board-ID %s"
+                           % (port, board_id, ", ".join(ids) or "nothing"))
+
+
+def plan_flash_firmware(firmware_path, board, port, erase=False, check=False):
+    """The steps that put MicroPython on a board; check: refuse now (not when the step runs, nor
+    in a dry run) a UF2 drive or file the copy would refuse."""
     fw = board["deploy"].get("firmware")
     if not fw:
         raise KilobitError("%s has no firmware tool (MicroPython boards only; an AVR board gets "
                            "its firmware with kilobit deploy)" % board["name"])
+    if not port:
+        raise KilobitError("--port is empty: name the board's %s" % (
+            "boot drive's folder" if fw["tool"] == "uf2" else "serial port"))
     if fw["tool"] == "esptool":
         base = ["esptool", "--chip", fw["chip"], "--port", port, "--baud", str(fw["baud"])]
         steps = [Step(base + ["erase-flash"])] if erase else []
         return steps + [Step(base + ["write-flash", "-z", fw["offset"], firmware_path])]
-    if fw["tool"] == "uf2":
-        # the RP2040 boot ROM shows a USB drive (RPI-RP2) when BOOTSEL is held at power-up
-        return [Step(["cp", firmware_path, port.rstrip("/") + "/"])]
+    if fw["tool"] == "uf2" and board["mcu"] in UF2_CHIPS:
+        from kilobit.core import outfile
+        dest = os.path.join(port, os.path.basename(firmware_path))
+
+        def checked():
+            data = uf2_firmware(firmware_path, board)
+            check_boot_drive(port, board)
+            outfile.check(dest, [firmware_path])
+            return data
+
+        data = checked() if check else None
+
+        def copy():
+            # in place, as cp would: the boot ROM flashes the blocks as they arrive and restarts
+            # the board once it has them all, taking the drive away before any rename
+            outfile.write(dest, data or checked(), in_place=True)
+
+        return [Step(note="copy %s to %s (only onto a drive whose INFO_UF2.TXT says %s, only "
+                          "UF2 blocks for the %s): the board restarts into the new firmware"
+                          % (firmware_path, dest, UF2_CHIPS[board["mcu"]][1],
+                             board["mcu"].upper()), prepare=copy)]
     raise KilobitError("unknown firmware tool %r in boards/%s.json" % (fw["tool"], board["name"]))
