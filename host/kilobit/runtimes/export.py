@@ -422,6 +422,10 @@ def _measure_into(d, target, header_text, checkpoint):
             f.write(header_text)
     sizes, err = _compile(target, hpath, os.path.join(d, "size.elf"))
     if sizes is None:
+        why = firmware.too_big(err.output)  # before the EEPROM: its probe would fail the same
+        if why:
+            raise FitError("does not fit %s (%s): its header does not build (%s)"
+                           % (target, TARGETS[target]["title"], why))
         if "kb_persist_does_not_fit_eeprom" in err.output:
             b = firmware.board(TARGETS[target]["board"])
             lay = firmware.probe_layout(hpath, SIZE_SOURCE, b["mcu"], b["clock_hz"],
@@ -429,9 +433,6 @@ def _measure_into(d, target, header_text, checkpoint):
             raise FitError("does not fit %s: no crash-safe checkpoint fits its EEPROM: %s "
                            "(--no-checkpoint exports it without)"
                            % (b["name"], firmware.layout_text(lay)))
-        if "is too large" in err.output:
-            raise FitError("does not fit %s: an array of the model is larger than the "
-                           "compiler's objects can be" % target)
         raise err
     if checkpoint and target == "avr":
         b = firmware.board(TARGETS[target]["board"])

@@ -252,6 +252,8 @@ def _compile(header, out_dir, elf, mcu, f_cpu, baud, b, source, extra_sources, r
                                     defines=["BAUD=%dUL" % baud],
                                     f_cpu=f_cpu, extra_flags=list(WARN) + ["-include", hpath])
     except kb_sim.SimError as e:
+        if "is too large" in str(e):  # before the EEPROM: its probe would fail the same way
+            raise _build_failure(str(e), b, source) from None
         if "kb_persist_does_not_fit_eeprom" in str(e):
             lay = probe_layout(hpath, source, mcu, f_cpu, baud, b)
             raise FitError("does not fit %s: no crash-safe checkpoint fits its EEPROM: %s"
@@ -284,20 +286,27 @@ def _compile(header, out_dir, elf, mcu, f_cpu, baud, b, source, extra_sources, r
 
 
 #: what avr-gcc says when the model, not the toolchain, is what cannot be built: an array past
-#: what the compiler's objects can be, a firmware's own #error on its limits, a link past the
-#: chip's memories that the patterns above do not measure
-TOO_BIG = re.compile(r"is too large|error: #error|overflowed by|not within region|relocation "
-                     r"truncated to fit")
+#: what the compiler's objects can be, a link past the chip's memories that _compile's
+#: patterns do not measure
+TOO_BIG = re.compile(r"is too large|overflowed by|not within region|relocation truncated")
+
+
+def too_big(output):
+    """The compiler's first errors (one line) when its output says the model is what cannot be
+    built (TOO_BIG), else None."""
+    if not TOO_BIG.search(output):
+        return None
+    errors = [ln.split("error: ", 1)[1].strip() for ln in output.splitlines()
+              if "error: " in ln and "[-Werror" not in ln and "ld returned" not in ln]
+    return "; ".join(errors[:2]) or "the link failed"
 
 
 def _build_failure(output, b, source):
     """The error of a failed firmware build: FitError in `kilobit fit`'s words when the model
     is what cannot be built, else a ToolchainError (one sentence and the log's path)."""
-    if TOO_BIG.search(output):
-        errors = [ln.split("error: ", 1)[1].strip() for ln in output.splitlines()
-                  if "error: " in ln and "[-Werror" not in ln and "ld returned" not in ln]
-        return FitError("does not fit %s: its firmware does not build (%s)"
-                        % (b["name"], "; ".join(errors[:2]) or "the link failed"))
+    why = too_big(output)
+    if why:
+        return FitError("does not fit %s: its firmware does not build (%s)" % (b["name"], why))
     return buildcache.failure("building the %s firmware for %s" % (
         os.path.basename(source), b["name"]), ["avr-gcc"], 1, output)
 
