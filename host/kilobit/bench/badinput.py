@@ -205,10 +205,61 @@ CASES = [
 CASES += [
 ]
 # --- issue 30: outputs (Arduino library, golden sets, firmware to a drive, board file names) ---
+FLASH = "flash-firmware {uf2} --board rp2040 --port"
+DEPLOY_AS = "deploy {model} --board rp2040 --port /dev/null --dry-run --as"
 CASES += [
+    case(BOARD, "flash-firmware", FLASH.split(" ") + [""], says="--port is empty"),
+    case(BOARD, "flash-firmware", FLASH + " /", says="not the RPI-RP2 boot drive (it has no"),
+    case(BOARD, "flash-firmware", FLASH + " {tmp}", says="not the RPI-RP2 boot drive"),
+    case(BOARD, "flash-firmware", FLASH + " {otherdrive}", says="says Board-ID RP2350"),
+    case(BOARD, "flash-firmware", FLASH + " {csv}", says="is not a folder"),
+    case(BOARD, "flash-firmware", "flash-firmware {csv} --board rp2040 --port {drive}",
+         says="is not a UF2 file for the RP2040"),
+    case(BOARD, "flash-firmware", "flash-firmware {model} --board rp2040 --port {drive}",
+         says="is not a UF2 file for the RP2040"),
+    case(BOARD, "flash-firmware", ["flash-firmware", "{csv}", "--board", "esp32", "--port", ""],
+         says="--port is empty"),
+    case(BOARD, "deploy", "deploy {mainpy} --board rp2040 --port /dev/null --dry-run",
+         says="cannot store the model on the board as 'main.py'"),
+    case(BOARD, "deploy", "deploy {libmodel} --board rp2040 --port /dev/null --dry-run",
+         says="cannot store the model on the board as 'lib'"),
+    *[case(BOARD, "deploy", DEPLOY_AS + " " + name, says="board as %r" % name)
+      for name in ("main.py", "boot.py", "lib", "lib/m.kb", "../m.kb")],
+    case(OUT, "export", "export --arduino-library {csv}", says="it is not a directory"),
+    case(OUT, "export", "export --arduino-library {dangling}", says="a symlink to nothing"),
+    case(OUT, "export", "export --arduino-library {tmp}/missing/lib", says="no directory"),
+    case(OUT, "export", "export --arduino-library {tmp}", says="not a kilobit library"),
+    case(OUT, "golden make-set", "golden make-set {dangling}", says="a symlink to nothing"),
+    case(OUT, "golden make-set", "golden make-set {link}", says="it is not a directory"),
+    case(OUT, "golden make-set", "golden make-set --raw {csv}", says="it is not a directory"),
+    case(OUT, "golden make-set", "golden make-set --features {tmp}/a/b", says="no directory"),
 ]
 # --- issue 30: builds and export (cache races, toolchain failures, --name, fit) ---
+BUILDS = "builds and export"
 CASES += [
+    # --name: a prefix that would not compile, or would break the user's program, or collide
+    *[case(BUILDS, "export", "export {model} -o {tmp}/m.h --target host --name " + n, says=s)
+      for n, s in (("NULL", "a macro of the C library"), ("INT8_MAX", "a macro of the C library"),
+                   ("CHAR_BIT", "a macro of the C library"), ("EOF", "a macro of the C library"),
+                   ("PORTB", "a macro of avr-libc"), ("SREG", "a macro of avr-libc"),
+                   ("SP", "a macro of avr-libc"), ("F_CPU", "a macro of avr-libc"),
+                   ("PROGMEM", "a macro of avr-libc"), ("AVR", "a macro of the compiler"),
+                   ("linux", "a macro of the compiler"), ("unix", "a macro of the compiler"),
+                   ("HIGH", "a macro of the Arduino core"), ("constrain", "the Arduino core"),
+                   ("while", "a C keyword"), ("class", "a C++ keyword"),
+                   ("int8", "macro INT8_"), ("A", "lower case only"), ("_x", "begin with _"))],
+    # a model too big for the board: fit's sentence, the model named, never a compiler's log
+    case(BUILDS, "export", "export {bigmodel} -o {tmp}/m.h",
+         says="bigmodel.kb does not fit avr (the Arduino Uno's ATmega328P): static RAM",
+         needs="avr"),
+    case(BUILDS, "stream", "stream --board uno --port sim --model {bigmodel} --data {csv}",
+         says="bigmodel.kb does not fit uno: static RAM", needs="avr"),
+    case(BUILDS, "stream", "stream --board uno --port sim --bits 8 --budget 65535 --data {csv}",
+         says="the rkp model does not fit uno: its firmware does not build (size of array",
+         needs="avr"),
+    case(BUILDS, "stream", "stream --board attiny2313 --port sim --bits 8 --budget 30000 "
+                           "--data {csv}", says="does not fit attiny2313: its firmware does not "
+                                                "build", needs="avr"),
 ]
 # --- issue 30: signals (Ctrl-C, SIGTERM, SIGHUP) ---
 CASES += [
@@ -281,6 +332,47 @@ def _device(tmp, name):
         return "/dev/" + name
 
 
+#: the UF2 families of the RP2040 and of the RP2350's Arm cores (the UF2 specification's list)
+UF2_RP2040, UF2_RP2350_ARM = 0xE48BFF56, 0xE48BFF59
+
+
+def uf2(image, family=UF2_RP2040, payload=256):
+    """A UF2 file of `image` at the RP2040's flash (0x10000000), made as MicroPython's are."""
+    import struct
+    chunks = [image[i:i + payload] for i in range(0, len(image), payload)]
+    out = b""
+    for n, chunk in enumerate(chunks):
+        out += struct.pack("<8I", 0x0A324655, 0x9E5D5157, 0x2000, 0x10000000 + n * payload,
+                           len(chunk), n, len(chunks), family)
+        out += chunk.ljust(476, b"\0") + struct.pack("<I", 0x0AB16F30)
+    return out
+
+
+def boot_drive(folder, board_id="RPI-RP2"):
+    """The folder `folder` (made) as the RP2040's boot ROM shows its USB drive."""
+    os.mkdir(folder)
+    with open(os.path.join(folder, "INFO_UF2.TXT"), "w") as f:
+        f.write("UF2 Bootloader v3.0\nModel: Raspberry Pi RP2\nBoard-ID: %s\n" % board_id)
+    return folder
+
+
+def _output_files(tmp, model):
+    """Issue 30's output cases' files: a UF2 firmware, an RP2040 boot drive and another chip's,
+    and the model file `model` copied under names a board must not get (main.py, lib)."""
+    p = {"uf2": os.path.join(tmp, "fw.uf2"),
+         "drive": boot_drive(os.path.join(tmp, "RPI-RP2")),
+         "otherdrive": boot_drive(os.path.join(tmp, "RP2350"), "RP2350"),
+         "mainpy": os.path.join(tmp, "main.py"), "libmodel": os.path.join(tmp, "lib")}
+    with open(p["uf2"], "wb") as f:
+        f.write(uf2(bytes(range(256)) * 3))
+    with open(model, "rb") as f:
+        blob = f.read()
+    for name in ("mainpy", "libmodel"):
+        with open(p[name], "wb") as f:
+            f.write(blob)
+    return p
+
+
 def prepare(tmp):
     """Make the files the cases name in the folder tmp; {name: path} for CASES' args."""
     from kilobit.core import goldenfile
@@ -307,6 +399,7 @@ def prepare(tmp):
     p["script"] = os.path.join(tmp, "s.py")
     with open(p["script"], "w") as f:
         f.write("print(1)\n")
+    p.update(_output_files(tmp, p["model"]))
     with open(os.path.join(tmp, "target.kb"), "w") as f:
         f.write("the file the symlink names\n")
     p["link"] = os.path.join(tmp, "link.kb")
