@@ -20,6 +20,7 @@ import subprocess
 import pytest
 
 from conftest import need
+from kilobit.bench.badinput import UF2_RP2350_ARM, boot_drive, uf2
 from kilobit.cli import main
 from kilobit.core import outfile
 from kilobit.core.errors import KilobitError
@@ -313,28 +314,6 @@ def test_library_through_a_symlink_with_its_examples(tmp_path):
 
 # --- flash-firmware: only a UF2 file, only onto an RPI-RP2 drive ------------------------------------
 
-RP2040, RP2350_ARM = 0xE48BFF56, 0xE48BFF59  # the UF2 families (the UF2 specification's list)
-
-
-def uf2(image, family=RP2040, payload=256):
-    """A UF2 file of `image` at the RP2040's flash (0x10000000), as MicroPython's are made."""
-    chunks = [image[i:i + payload] for i in range(0, len(image), payload)]
-    out = b""
-    for n, chunk in enumerate(chunks):
-        out += struct.pack("<8I", 0x0A324655, 0x9E5D5157, 0x2000, 0x10000000 + n * payload,
-                           len(chunk), n, len(chunks), family)
-        out += chunk.ljust(476, b"\0") + struct.pack("<I", 0x0AB16F30)
-    return out
-
-
-def boot_drive(folder, board_id="RPI-RP2"):
-    """A folder as the RP2040's boot ROM shows its drive."""
-    folder.mkdir()
-    (folder / "INFO_UF2.TXT").write_text("UF2 Bootloader v3.0\nModel: Raspberry Pi RP2\n"
-                                         "Board-ID: %s\n" % board_id)
-    return folder
-
-
 IMAGE = bytes(range(256)) * 5  # 5 blocks
 
 
@@ -357,7 +336,7 @@ def test_firmware_refusals_write_nothing(tmp_path):
         "notuf2.uf2": b"UF2\n" * 128,
         "text.uf2": b"hello\n",
         "broken.uf2": bytes(broken),
-        "rp2350.uf2": uf2(IMAGE, family=RP2350_ARM),
+        "rp2350.uf2": uf2(IMAGE, family=UF2_RP2350_ARM),
         "truncated.uf2": good[:-512],
         "gap.uf2": good[:512] + good[1024:],
         "empty.uf2": b"",
@@ -373,7 +352,7 @@ def test_firmware_refusals_write_nothing(tmp_path):
     before = listing(tmp_path)
     cases = [
         ("good.uf2", "", "--port is empty"),
-        ("good.uf2", plain, "is not a RPI-RP2 drive (it has no INFO_UF2.TXT)"),
+        ("good.uf2", plain, "is not the RPI-RP2 boot drive (it has no INFO_UF2.TXT)"),
         ("good.uf2", tmp_path / "other", "its INFO_UF2.TXT says Board-ID RP2350"),
         ("good.uf2", tmp_path / "text.uf2", "is not a folder"),
         ("good.uf2", "/", "it has no INFO_UF2.TXT"),

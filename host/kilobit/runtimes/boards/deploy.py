@@ -766,12 +766,12 @@ def check_boot_drive(port, board):
         with open(os.path.join(port, "INFO_UF2.TXT"), "rb") as f:
             text = f.read(4096).decode("ascii", "replace")
     except OSError:
-        raise KilobitError("--port %s is not a %s drive (it has no INFO_UF2.TXT): %s"
+        raise KilobitError("--port %s is not the %s boot drive (it has no INFO_UF2.TXT): %s"
                            % (port, board_id, hint)) from None
     ids = [ln.split(":", 1)[1].strip() for ln in text.splitlines()
            if ln.lower().startswith("board-id:")]
     if board_id not in ids:
-        raise KilobitError("--port %s is not a %s drive: its INFO_UF2.TXT says Board-ID %s"
+        raise KilobitError("--port %s is not the %s boot drive: its INFO_UF2.TXT says Board-ID %s"
                            % (port, board_id, ", ".join(ids) or "nothing"))
 
 
