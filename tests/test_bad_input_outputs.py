@@ -224,6 +224,29 @@ def test_make_set_into_an_existing_folder_lands_whole(tmp_path, full_disk):
     assert listing(d)["rkp-old.json"] == b"kept" and listing(d)["raw/x.json"] == b"kept"
 
 
+@pytest.mark.parametrize("sig, code", [("SIGINT", 130), ("SIGTERM", 143)])
+def test_make_set_interrupted_writes_nothing(tmp_path, sig, code):
+    """Ctrl-C or kill after 3 files of the set: the status of the signal, no traceback, and
+    neither the folder nor a file."""
+    import sys
+    script = ("import os, signal\n"
+              "from kilobit import cli, golden\n"
+              "made = []\n"
+              "real = golden.dump\n"
+              "def dump(doc, path):\n"
+              "    real(doc, path)\n"
+              "    made.append(path)\n"
+              "    if len(made) == 3:\n"
+              "        os.kill(os.getpid(), signal.%s)\n"
+              "golden.dump = dump\n"
+              "raise SystemExit(cli.main(['golden', 'make-set', %r]))\n"
+              % (sig, str(tmp_path / "set")))
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == code and "Traceback" not in r.stderr, r.stderr
+    assert os.listdir(tmp_path) == []
+
+
 @pytest.fixture
 def tiny_disk(tmp_path):
     """A real 64 KiB tmpfs (root only; skipped where it cannot be mounted)."""
@@ -332,6 +355,7 @@ def test_firmware_refusals_write_nothing(tmp_path):
     good = uf2(IMAGE)
     broken = bytearray(good)
     broken[2 * 512 + 508] ^= 1  # block 2's end magic
+    ok = "kilobit-test-%d.uf2" % os.getpid()  # a name of its own: a regression copies it to /
     files = {
         "notuf2.uf2": b"UF2\n" * 128,
         "text.uf2": b"hello\n",
@@ -340,22 +364,22 @@ def test_firmware_refusals_write_nothing(tmp_path):
         "truncated.uf2": good[:-512],
         "gap.uf2": good[:512] + good[1024:],
         "empty.uf2": b"",
-        "good.uf2": good,
+        ok: good,
     }
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
     drive = boot_drive(tmp_path / "RPI-RP2")
-    (drive / "good.uf2").write_bytes(good)
+    (drive / ok).write_bytes(good)
     boot_drive(tmp_path / "other", board_id="RP2350")
     plain = tmp_path / "plain"
     plain.mkdir()
     before = listing(tmp_path)
     cases = [
-        ("good.uf2", "", "--port is empty"),
-        ("good.uf2", plain, "is not the RPI-RP2 boot drive (it has no INFO_UF2.TXT)"),
-        ("good.uf2", tmp_path / "other", "its INFO_UF2.TXT says Board-ID RP2350"),
-        ("good.uf2", tmp_path / "text.uf2", "is not a folder"),
-        ("good.uf2", "/", "it has no INFO_UF2.TXT"),
+        (ok, "", "--port is empty"),
+        (ok, plain, "is not the RPI-RP2 boot drive (it has no INFO_UF2.TXT)"),
+        (ok, tmp_path / "other", "its INFO_UF2.TXT says Board-ID RP2350"),
+        (ok, tmp_path / "text.uf2", "is not a folder"),
+        (ok, "/", "it has no INFO_UF2.TXT"),
         ("notuf2.uf2", drive, "block 0 has not UF2's magic numbers"),
         ("text.uf2", drive, "6 bytes, not a whole number of 512-byte UF2 blocks"),
         ("empty.uf2", drive, "0 bytes"),
@@ -363,15 +387,20 @@ def test_firmware_refusals_write_nothing(tmp_path):
         ("rp2350.uf2", drive, "none of its blocks is for the RP2040 (UF2 family 0xe48bff56)"),
         ("truncated.uf2", drive, "not one whole image (4 of 5)"),
         ("gap.uf2", drive, "not one whole image (4 of 5)"),
-        (drive / "good.uf2", drive, "it is also an input of this command"),
+        (drive / ok, drive, "it is also an input of this command"),
     ]
     for name, port, says in cases:
-        code, out, err = run("flash-firmware", tmp_path / name, "--board", "rp2040", "--port",
-                             port)
+        try:
+            code, out, err = run("flash-firmware", tmp_path / name, "--board", "rp2040",
+                                 "--port", port)
+        finally:
+            leaked = os.path.exists(os.path.join(os.sep, ok))
+            if leaked:
+                os.unlink(os.path.join(os.sep, ok))
+        assert not leaked, "the firmware was copied to /"
         refused(code, err, says)
         assert out == ""
     assert listing(tmp_path) == before
-    assert not os.path.exists("/good.uf2")
 
 
 def test_a_dry_run_prints_the_copy_and_checks_nothing(tmp_path):
