@@ -6,13 +6,17 @@ Every user error (bad data, bad model file, parameters that cannot fit) ends wit
 help text that shows its default (HelpFormatter); the lists of data sets and runtimes in them
 are made from the tables the code reads (kilobit.data.DATASETS, kilobit.runtimes.catalog).
 """
+import sys
+
+from kilobit.core import interrupt
+
+if sys.argv[:1] == ["-m"]:  # `python -m kilobit.cli`, while runpy imports this package
+    interrupt.install()  # before the imports below: Ctrl-C in them is then no traceback
+
 import argparse
 import contextlib
 import io
 import os
-import signal
-import sys
-import threading
 
 from kilobit.cli import golden as golden_cli
 from kilobit.core import options, outfile
@@ -329,27 +333,8 @@ def cli_boards_commands():
                 **cli_data.COMMANDS)
 
 
-class Terminated(BaseException):
-    """SIGTERM (kill, a CI's timeout) arrived: raised where the program was, so that whatever
-    it was writing cleans up as for Ctrl-C (kilobit.core.outfile removes its temporary file)."""
-
-
-@contextlib.contextmanager
-def terminate_cleanly():
-    """SIGTERM raises Terminated in the main thread while the block runs (the handler before
-    is put back after)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def _raise(signum, frame):
-        raise Terminated()
-
-    before = signal.signal(signal.SIGTERM, _raise)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, before)
+#: SIGTERM or SIGHUP arrived (kilobit.core.interrupt)
+Terminated = interrupt.Terminated
 
 
 def main(argv=None):
@@ -360,7 +345,7 @@ def main(argv=None):
             return 2
         raise
     try:
-        with terminate_cleanly():
+        with interrupt.raising():
             check_output(a)
             return {"train": cmd_train, "eval": cmd_eval, "golden": cmd_golden,
                     "bench": cmd_bench, "stream": cmd_stream, "demo": cmd_demo,
@@ -369,9 +354,9 @@ def main(argv=None):
         print("kilobit: error: %s" % e, file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        return 130
-    except Terminated:
-        return 128 + signal.SIGTERM
+        return 130  # 128 + SIGINT, as a shell reports it
+    except Terminated as e:
+        return interrupt.status(e.signum)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@
 cli.py adds these parsers (add_parsers) and dispatches to COMMANDS.
 """
 import os
-import signal
 import sys
 
 from kilobit.core import options
@@ -124,11 +123,8 @@ def add_parsers(sub):
 
 
 def _model(path):
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError as e:
-        raise KilobitError("cannot read model file %s: %s" % (path, e.strerror)) from None
+    from kilobit.models import registry
+    return registry.read_bytes(path)
 
 
 def cmd_fit(a):
@@ -162,15 +158,30 @@ def cmd_deploy(a):
 
 
 def cmd_run(a):
+    import stat
     import subprocess
+    import tempfile
+    from kilobit.core import inputs
     from kilobit.runtimes import boards
     from kilobit.runtimes.boards import deploy
-    steps = deploy.plan_run(a.script, boards.get(a.board), a.port, a.runtime)
-    if a.dry_run:
-        return deploy.execute(steps, dry_run=True)
     from kilobit.runtimes.boards.ports import check_port
-    check_port(a.port)
-    return subprocess.run(deploy.tool_argv(steps[0].argv)).returncode
+    board = boards.get(a.board)
+    deploy.plan_run(a.script, board, a.port, a.runtime)  # what the board refuses comes first
+    # read here, once: a folder or an endless device is refused in kilobit's words (mpremote
+    # says "could not read file"), and a FIFO or a pipe, which mpremote could not read again,
+    # reaches it as a file of what was read
+    source = inputs.read(a.script, "script", inputs.SCRIPT_CAP)
+    with tempfile.TemporaryDirectory(prefix="kilobit-run-") as tmp:
+        script = a.script
+        if not a.dry_run and not stat.S_ISREG(os.stat(a.script).st_mode):
+            script = os.path.join(tmp, os.path.basename(a.script) or "script.py")
+            with open(script, "wb") as f:
+                f.write(source)
+        steps = deploy.plan_run(script, board, a.port, a.runtime)
+        if a.dry_run:
+            return deploy.execute(steps, dry_run=True)
+        check_port(a.port)
+        return subprocess.run(deploy.tool_argv(steps[0].argv)).returncode
 
 
 def cmd_flash_firmware(a):
@@ -185,16 +196,9 @@ def cmd_flash_firmware(a):
 
 def _serve(board, what):
     print(what, flush=True)
-
-    def stop(*_):
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, stop)
     try:
         board.wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
+    finally:  # Ctrl-C, SIGTERM, SIGHUP (kilobit.core.interrupt): the board, and its link, go
         board.close()
     return 0
 

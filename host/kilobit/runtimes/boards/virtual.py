@@ -26,6 +26,7 @@ import socket
 import subprocess
 import threading
 import tty
+import weakref
 
 from kilobit.core.errors import KilobitError
 from kilobit.runtimes import REPO
@@ -52,6 +53,16 @@ def check_link(path):
         raise BoardError("cannot make --link %s: no directory %s" % (path, folder))
 
 
+def _unlink_if(path, target):
+    """Remove the symlink `path` if it still names `target`: another board may have taken the
+    same --link since."""
+    try:
+        if os.readlink(path) == target:
+            os.unlink(path)
+    except OSError:
+        pass
+
+
 def _link(path, target):
     """Make `path` a symlink to `target` (replacing an old symlink, never a file)."""
     check_link(path)
@@ -74,10 +85,15 @@ class _PtyBoard:
         self.proc = None
         self.port = None
         self._fds = []
+        self._unlink = None
 
     def _expose(self, name):
         self.port = name
         if self.link:
+            # removed by _release(); and at the interpreter's exit if a signal (Terminated,
+            # KeyboardInterrupt) came between start() and the caller's try/finally. Set before
+            # the link is made, so that no moment has a link that nothing removes.
+            self._unlink = weakref.finalize(self, _unlink_if, self.link, name)
             _link(self.link, name)
             self.port = self.link
 
@@ -99,8 +115,8 @@ class _PtyBoard:
             except OSError:
                 pass
         self._fds = []
-        if self.link and os.path.islink(self.link):
-            os.unlink(self.link)
+        if self._unlink is not None:
+            self._unlink()
 
     def __enter__(self):
         return self.start()
@@ -381,11 +397,15 @@ class SimBoard(_PtyBoard):
         os.close(slave)  # no client yet: the master hangs up until one opens the port
         self.master = master
         self._fds = [master]
-        self._start_sim()
-        self._expose(name)
-        t = threading.Thread(target=self._relay, daemon=True)
-        t.start()
-        self._threads.append(t)
+        try:  # an interrupt while it starts: no kb_sim, pty or link left
+            self._start_sim()
+            self._expose(name)
+            t = threading.Thread(target=self._relay, daemon=True)
+            t.start()
+            self._threads.append(t)
+        except BaseException:
+            self.close()
+            raise
         return self
 
     def _start_sim(self):
