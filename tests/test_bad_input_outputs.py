@@ -14,7 +14,6 @@ import io
 import os
 import shutil
 import stat
-import struct
 import subprocess
 
 import pytest
@@ -335,7 +334,7 @@ def test_library_through_a_symlink_with_its_examples(tmp_path):
         assert os.path.exists(tmp_path / "real/examples/BananaLearner/banana.h")
 
 
-# --- flash-firmware: only a UF2 file, only onto an RPI-RP2 drive ------------------------------------
+# --- flash-firmware: only a UF2 file, only onto an RPI-RP2 drive ----------------------------------
 
 IMAGE = bytes(range(256)) * 5  # 5 blocks
 
