@@ -323,3 +323,44 @@ def test_a_virtual_board_removes_its_link_whatever_stops_it(tmp_path, sig):
     assert_clean(code, err, sig, finished_ok=False)
     assert not os.path.lexists(link), "the link still names %s" % target
     no_stragglers(p)
+
+
+# --- the moments between making a temporary file and the code that removes it ---------------
+
+@pytest.mark.parametrize("what", ["file", "probe", "folder", "replaced folder"])
+def test_an_interrupt_just_after_a_temporary_is_made_leaves_nothing(tmp_path, monkeypatch,
+                                                                    what):
+    """SIGINT delivered the instant tempfile made the file or folder (before the caller holds
+    its name): outfile's cleanup still runs, the old output stays, nothing else appears."""
+    import tempfile
+    from kilobit.core import interrupt, outfile
+    out = tmp_path / "out"
+    if what == "replaced folder":
+        out.mkdir()
+        (out / "a").write_bytes(OLD)
+    elif what != "folder":  # a new folder: nothing there before, nor after
+        out.write_bytes(OLD)
+    before = sorted(os.listdir(tmp_path))
+
+    def interrupted(make):
+        def wrapper(*args, **kw):
+            made = make(*args, **kw)
+            os.kill(os.getpid(), signal.SIGINT)  # its handler runs at the next line of Python
+            return made
+        return wrapper
+
+    for name in ("mkstemp", "mkdtemp"):
+        monkeypatch.setattr(tempfile, name, interrupted(getattr(tempfile, name)))
+    with pytest.raises(KeyboardInterrupt):
+        with interrupt.raising():
+            if what == "file":
+                outfile.write(str(out), b"new")
+            elif what == "probe":
+                outfile.check(str(out))
+            else:
+                with outfile.directory(str(out), replace=True) as work:
+                    with open(os.path.join(work, "a"), "wb") as f:
+                        f.write(b"new")
+    assert sorted(os.listdir(tmp_path)) == before
+    if what != "folder":
+        assert (out / "a" if what == "replaced folder" else out).read_bytes() == OLD

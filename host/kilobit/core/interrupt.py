@@ -20,7 +20,9 @@ before anything heavy is imported, and the command itself runs inside raising():
   Only when kilobit is the program (install() was called): a program that calls the CLI
   in-process (a test) may have children of its own that are not kilobit's to signal;
 - while the first signal unwinds, a second one is ignored (a user's repeated Ctrl-C must not cut
-  the cleanup short); a third ends the process at once.
+  the cleanup short); a third ends the process at once;
+- inside held(), a signal waits for the block's end: the few lines that make a temporary file
+  and hand it to the code that removes it (kilobit.core.outfile) must not be cut in between.
 
 A signal the process inherited as ignored (nohup, a script's background job) stays ignored.
 What no Python code can cover is the interpreter's own start-up before the entry point's first
@@ -40,6 +42,8 @@ CHILDREN_WAIT = 1.0
 _installed = False  # install() ran: this process is the kilobit command
 _raising = False  # inside raising(): signals raise instead of ending the process
 _caught = 0       # signals since raising() began (or since install() outside it)
+_holding = 0      # held() blocks running
+_pending = []     # the signal that came inside held(), raised at its end
 
 
 class Terminated(BaseException):
@@ -115,6 +119,13 @@ def _handler(signum, frame):
         os._exit(status(signum))
     if _caught > 1:
         return
+    if _holding:
+        _pending.append(signum)
+        return
+    _raise(signum)
+
+
+def _raise(signum):
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
     raise Terminated(signum)
@@ -141,6 +152,7 @@ def raising():
         return
     before = {s: signal.getsignal(s) for s in SIGNALS}
     _caught = 0
+    del _pending[:]
     for s, h in before.items():
         if h not in (signal.SIG_IGN, None):
             signal.signal(s, _handler)
@@ -154,3 +166,18 @@ def raising():
                 signal.signal(s, h)
         _raising = False
 
+
+@contextlib.contextmanager
+def held():
+    """A signal that comes while the block runs is raised at its end (in raising() only): for
+    making a temporary file together with what removes it again."""
+    global _holding
+    _holding += 1
+    try:
+        yield
+    finally:
+        _holding -= 1
+        if not _holding and _pending:
+            signum = _pending[0]
+            del _pending[:]
+            _raise(signum)

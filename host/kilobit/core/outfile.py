@@ -38,6 +38,7 @@ import shutil
 import stat
 import tempfile
 
+from kilobit.core import interrupt
 from kilobit.core.errors import KilobitError
 
 
@@ -77,12 +78,13 @@ def _resolve(path):
     folder = os.path.dirname(target) or "."
     if not os.path.isdir(folder):
         _refuse(path, "no directory %s" % folder)
-    try:
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=".kilobit-probe-")
-    except OSError as e:
-        _refuse(path, "cannot create a file in %s (%s)" % (folder, e.strerror))
-    os.close(fd)
-    os.unlink(probe)
+    with interrupt.held():  # Ctrl-C waits until the probe is gone again
+        try:
+            fd, probe = tempfile.mkstemp(dir=folder, prefix=".kilobit-probe-")
+        except OSError as e:
+            _refuse(path, "cannot create a file in %s (%s)" % (folder, e.strerror))
+        os.close(fd)
+        os.unlink(probe)
     return target, False
 
 
@@ -138,12 +140,13 @@ def _folder(path, inputs=(), replace=False):
     # a new folder and a replaced one are made beside it, a merged tree inside it: the final
     # renames then stay within one file system
     where = target if exists and not replace else parent
-    try:
-        fd, probe = tempfile.mkstemp(dir=where, prefix=".kilobit-probe-")
-    except OSError as e:
-        refuse("cannot create a file in %s (%s)" % (where, e.strerror))
-    os.close(fd)
-    os.unlink(probe)
+    with interrupt.held():  # Ctrl-C waits until the probe is gone again
+        try:
+            fd, probe = tempfile.mkstemp(dir=where, prefix=".kilobit-probe-")
+        except OSError as e:
+            refuse("cannot create a file in %s (%s)" % (where, e.strerror))
+        os.close(fd)
+        os.unlink(probe)
     return target, exists
 
 
@@ -178,11 +181,10 @@ def directory(path, inputs=(), replace=False):
     target, exists = _folder(path, inputs, replace)
     parent = os.path.dirname(target)
     merge = exists and not replace
+    work = None
     try:
-        work = tempfile.mkdtemp(dir=target if merge else parent, prefix=".kilobit-new-")
-    except OSError as e:
-        raise KilobitError("cannot write into %s: %s" % (path, e.strerror)) from None
-    try:
+        with interrupt.held():  # Ctrl-C waits until `work` names the folder for the except
+            work = tempfile.mkdtemp(dir=target if merge else parent, prefix=".kilobit-new-")
         yield work
         if merge:
             _merge(path, work, target, inputs)
@@ -191,7 +193,8 @@ def directory(path, inputs=(), replace=False):
                      else _umask_mode(0o777))
             _swap(work, target, parent)
     except BaseException as e:  # an interrupt too: never leave the private folder behind
-        shutil.rmtree(work, ignore_errors=True)
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
         if isinstance(e, OSError):
             raise KilobitError("cannot write into %s: %s" % (path, e.strerror or e)) from None
         if isinstance(e, KilobitError) and e.args and isinstance(e.args[0], str):
@@ -242,20 +245,22 @@ def _merge(path, work, target, inputs):
 
 def _swap(work, target, parent):
     """Put the folder `work` at `target`, an existing folder there moved aside first and
-    removed once the new one is in place (put back if it cannot be)."""
-    old = None
-    if os.path.lexists(target):
-        old = tempfile.mkdtemp(dir=parent, prefix=".kilobit-old-")
-        os.rename(target, os.path.join(old, "tree"))
-    try:
-        os.rename(work, target)
-    except BaseException:
+    removed once the new one is in place (put back if it cannot be). Ctrl-C waits for the end:
+    between two renames it would leave the old folder aside."""
+    with interrupt.held():
+        old = None
+        if os.path.lexists(target):
+            old = tempfile.mkdtemp(dir=parent, prefix=".kilobit-old-")
+            os.rename(target, os.path.join(old, "tree"))
+        try:
+            os.rename(work, target)
+        except BaseException:
+            if old:
+                os.rename(os.path.join(old, "tree"), target)
+                os.rmdir(old)
+            raise
         if old:
-            os.rename(os.path.join(old, "tree"), target)
-            os.rmdir(old)
-        raise
-    if old:
-        shutil.rmtree(old)
+            shutil.rmtree(old)
 
 
 def _new_file_mode(target):
@@ -281,8 +286,10 @@ def open(path, mode="w", encoding="utf-8", in_place=False):
             _refuse(path, e.strerror or e)
         return
     folder, name = os.path.split(target)
-    fd, tmp = tempfile.mkstemp(dir=folder or ".", prefix="." + name + ".", suffix=".tmp")
+    tmp = None
     try:
+        with interrupt.held():  # Ctrl-C waits until `tmp` names the file for the except
+            fd, tmp = tempfile.mkstemp(dir=folder or ".", prefix="." + name + ".", suffix=".tmp")
         with os.fdopen(fd, mode, **kw) as f:
             yield f
             f.flush()
@@ -290,8 +297,9 @@ def open(path, mode="w", encoding="utf-8", in_place=False):
         os.chmod(tmp, _new_file_mode(target))
         os.replace(tmp, target)
     except BaseException as e:  # an interrupt too: never leave the temporary file behind
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
         if isinstance(e, OSError):
             _refuse(path, e.strerror or e)
         raise
