@@ -262,6 +262,8 @@ CASES += [
                                                 "build", needs="avr"),
 ]
 # --- issue 30: signals (Ctrl-C, SIGTERM, SIGHUP) ---
+# none: a Case runs to its end, a signal needs a moment and a process of its own
+# (tests/test_bad_input_signals.py sends them at each moment of a command)
 CASES += [
 ]
 
