@@ -131,25 +131,25 @@ def no_stragglers(p):
     pytest.fail("processes the command started still run after it ended: %s" % left)
 
 
-def build_temps():
-    """Temporary files and folders under build/ (anyone's: others build at the same time)."""
+def build_temps(where):
+    """Temporary files and folders under build/WHERE (anyone's: others build there too)."""
     out = set()
-    for root, dirs, files in os.walk(BUILD):
+    for root, dirs, files in os.walk(os.path.join(BUILD, where)):
         for n in dirs + files:
             if n.endswith(".tmp") or ".tmp." in n or n.startswith((".kilobit-", ".stale.")):
                 out.add(os.path.join(root, n))
     return out
 
 
-def no_new_build_temps(before):
+def no_new_build_temps(where, before):
     """No temporary file under build/ that was not there before stays: one made by another
     process's build is gone once that build ends, so only a leftover lasts 10 s."""
-    new = build_temps() - before
+    new = build_temps(where) - before
     deadline = time.monotonic() + 10
     while new and time.monotonic() < deadline:
         time.sleep(0.2)
         new = {n for n in new if os.path.lexists(n)}
-    assert not new, "left under build/: %s" % sorted(new)
+    assert not new, "left under build/%s: %s" % (where, sorted(new))
 
 
 def assert_clean(code, err, sig, finished_ok=True):
@@ -264,8 +264,8 @@ def _model(path, seed, budget=37):
         f.write(RKPInt("laplace", 4, 2, budget, -3, 201, seed=seed).to_bytes())
 
 
-def _interrupt_when(tmp_path, args, names, sig, out=None):
-    before_build = build_temps()
+def _interrupt_when(tmp_path, args, names, sig, out=None, build="avr-rkp"):
+    before_build = build_temps(build)
     if out:
         (tmp_path / out).write_bytes(OLD)
     before = sorted(os.listdir(tmp_path))
@@ -278,7 +278,7 @@ def _interrupt_when(tmp_path, args, names, sig, out=None):
     assert sorted(os.listdir(tmp_path)) == before
     if out:
         assert (tmp_path / out).read_bytes() == OLD
-    no_new_build_temps(before_build)
+    no_new_build_temps(build, before_build)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
@@ -304,7 +304,7 @@ def test_a_signal_mid_export_compile_keeps_the_old_header(tmp_path):
     need(None if shutil.which(os.environ.get("CC", "cc")) else "a C compiler (cc)")
     _model(str(tmp_path / "m.kb"), seed=30302, budget=41)
     _interrupt_when(tmp_path, ["export", "m.kb", "-o", "m.h", "--target", "host"], COMPILERS,
-                    signal.SIGTERM, out="m.h")
+                    signal.SIGTERM, out="m.h", build="export")
 
 
 # --- a virtual board's --link ------------------------------------------------------------------
