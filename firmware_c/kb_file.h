@@ -223,6 +223,12 @@ static inline kb_err_t kb_file_trailer(const uint8_t *pl, uint32_t plen, uint32_
         /* n < 2^16, so 8 n cannot wrap; plen - off cannot either (off <= plen here) */
         if (plen - off < 8u * n)
             return KB_ERR_TRAILER;
+        if (extras & KB_EXTRA_SCALER)
+            /* a float32 whose exponent bits are all ones (byte 3 bits 0-6, byte 2 bit 7) is
+             * infinite or NaN: the host refuses such a bound, every runtime does (4.1) */
+            for (k = 0; k < 2u * n; k++)
+                if ((pl[off + 4u * k + 3u] & 0x7Fu) == 0x7Fu && (pl[off + 4u * k + 2u] & 0x80u))
+                    return KB_ERR_TRAILER;
         if (extras & KB_EXTRA_QUANT)
             for (k = 0; k < n; k++) {
                 int32_t lo = kb_le32s(pl + off + 4u * k), hi = kb_le32s(pl + off + 4u * (n + k));

@@ -169,7 +169,10 @@ def read_extras(r, m, flags, n, name, bits, floor, signed, bad):
             flags & LABELS and not sec + 3 <= left <= sec + 1 + 255 * (1 + _LABEL_LEN):
         return wrong
     if flags & SCALER:
-        m._scaler = bytes(r.read(sec))
+        s = m._scaler = bytes(r.read(sec))
+        for i in range(3, sec, 4):  # exponent bits all ones: an infinite or NaN float32 bound
+            if s[i] & 0x7F == 0x7F and s[i - 1] & 0x80:
+                return wrong
     elif flags & QUANT:
         lo = array("i", bytes(4 * n))
         hi = array("i", bytes(4 * n))

@@ -124,7 +124,7 @@ def add_parsers(sub):
 
 def _model(path):
     from kilobit.models import registry
-    return registry.read_bytes(path)
+    return registry.read(path)[1]  # checked whole, the values inside too
 
 
 def cmd_fit(a):

@@ -104,9 +104,9 @@ def make_features(a):
     from kilobit.core.errors import DataError
 
     params = [n for n in OPTIONS if getattr(a, "p_" + n, None) is not None]
-    if a.model_file or a.data or a.steps is not None or a.param or params:
+    if a.model_file or a.data or a.test or a.steps is not None or a.param or params:
         raise KilobitError("golden make features takes --window, --axes, --features, --seed, "
-                           "--count and -o, no model, data, steps or parameters")
+                           "--count and -o, no model, data, test file, steps or parameters")
     for k in ("window", "axes"):
         if getattr(a, k) is None:
             raise KilobitError("golden make features needs --%s" % k)
@@ -121,6 +121,25 @@ def make_features(a):
     return 0
 
 
+#: parameters whose range no model's make() checks: pretrain counts learning steps as --steps
+#: does (a negative count made no steps, a huge one ran for hours); norm is an int32 of the file
+BOUNDS = {"pretrain": (0, options.STEPS_MAX), "norm": (-(1 << 31), (1 << 31) - 1)}
+
+
+def _honoured(spec, want, p):
+    """Refuse the given parameters that the case `p` about to be made would not take as given
+    (a parameter ignored is a golden file unlike the one asked for), or out of BOUNDS."""
+    off = sorted(k for k, v in want.items() if p.get(k) != v)
+    if off:
+        raise KilobitError("golden make %s cannot honour %s" % (spec.name, ", ".join(
+            "--%s %s" % (k, want[k]) for k in off)))
+    for k, (lo, hi) in BOUNDS.items():
+        v = want.get(k)
+        if v is not None and not (isinstance(v, int) and lo <= v <= hi):
+            raise KilobitError("golden make %s: --%s must be a whole number %d to %d, got %r"
+                               % (spec.name, k, lo, hi, v))
+
+
 def make(a):
     if a.type == FEATURES:
         return make_features(a)
@@ -131,6 +150,11 @@ def make(a):
             raise KilobitError("give a model type or --model FILE, not both")
         if not a.data:
             raise KilobitError("--model needs --data (the rows that become the steps)")
+        params = ["--" + n for n in OPTIONS if getattr(a, "p_" + n, None) is not None]
+        if params or a.param:
+            raise KilobitError("%s: a model file's parameters are its own; they go with a "
+                               "model type's case (golden make MODEL)"
+                               % ", ".join(params + ["--param " + p for p in a.param]))
         spec, blob = registry.read(a.model_file)
         try:
             doc = spec.golden.from_model(blob, a.data, test=a.test, steps=a.steps, seed=a.seed)
@@ -140,16 +164,21 @@ def make(a):
         if not a.type:
             raise KilobitError("name a model type (%s) or give --model FILE"
                                % ", ".join(registry.NAMES))
-        if a.data:
-            raise KilobitError("--data goes with --model FILE")
+        if a.data or a.test:
+            raise KilobitError("%s goes with --model FILE" % ("--data" if a.data else "--test"))
         spec = registry.get(a.type)
         want = given(a, spec)
         drawn = spec.golden.random_params(a.seed, a.steps)
+        defaults = params_of(spec)
         for name, v in want.items():
-            if isinstance(drawn.get(name), int) and not isinstance(v, int):
+            if isinstance(drawn.get(name, defaults[name]), int) and not isinstance(v, int):
                 raise KilobitError("--%s wants a whole number, got %r" % (name, v))
         try:
             p = spec.golden.random_params(a.seed, a.steps, given=want)
+            # a parameter with a default in make() (rkp's C) is not drawn: given, it goes to
+            # make() as it is, which checks it; one the draw changed or left out is refused
+            p.update((k, v) for k, v in want.items() if k not in p)
+            _honoured(spec, want, p)
             doc = spec.golden.make(**p)
         except (ValueError, TypeError) as e:
             raise KilobitError("cannot make a %s case of %s: %s"

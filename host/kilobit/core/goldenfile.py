@@ -18,7 +18,7 @@ import json
 import re
 import zlib
 
-from kilobit.core import outfile
+from kilobit.core import inputs, outfile
 from kilobit.core.errors import KilobitError
 
 FORMAT = "kilobit-golden"
@@ -45,11 +45,7 @@ def load(path):
     """The document of a golden file, refused (KilobitError naming the file and the key) unless
     it follows the format above; what only the model type can check (the model file, the steps)
     is kilobit.golden.read's."""
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        raise KilobitError("cannot read golden file %s: %s" % (path, e)) from None
+    doc = inputs.json_document(path, "golden file", inputs.GOLDEN_CAP)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != VERSION:
         raise KilobitError("%s is not a kilobit golden file (version %d)" % (path, VERSION))
     problem = _problem_of_kind(doc)

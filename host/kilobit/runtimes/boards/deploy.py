@@ -170,14 +170,9 @@ def pick_golden(model_name, golden=None):
 
 
 def _read_model(path):
-    from kilobit.core import kbfile
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise KilobitError("cannot read model file %s: %s" % (path, e.strerror)) from None
-    name, _ = kbfile.unpack(data)
-    return name, data
+    from kilobit.models import registry
+    spec, data = registry.read(path)
+    return spec.name, data
 
 
 # verify.py, put together by verify_script: the head, the native modules' check, what every
