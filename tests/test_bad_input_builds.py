@@ -146,10 +146,27 @@ def test_make_runs_one_at_a_time_and_fails_in_one_sentence(tmp_path):
     need(None if shutil.which("make") else "make")
     (tmp_path / "Makefile").write_text("all:\n\t@echo 'x.c:3: error: no such thing' >&2; "
                                        "exit 1\n")
-    why = buildcache.make(str(tmp_path), [], "make of a test")
+    try:
+        why = buildcache.make(str(tmp_path), [], "make of a test")
+    finally:
+        os.unlink(buildcache.lock_path(str(tmp_path)))
     assert why.startswith("make of a test failed (make exited with 2: x.c:3: error: no such "
                           "thing); the whole log: "), why
     assert "\n" not in why
+    # two makes of one folder at once (threads: flock excludes each open of the lock file)
+    import threading
+    (tmp_path / "Makefile").write_text("all:\n\t@echo start >> log; sleep 0.3; "
+                                       "echo end >> log\n")
+    try:
+        runs = [threading.Thread(target=buildcache.make, args=(str(tmp_path), [], "make"))
+                for _ in range(2)]
+        for t in runs:
+            t.start()
+        for t in runs:
+            t.join()
+    finally:
+        os.unlink(buildcache.lock_path(str(tmp_path)))
+    assert (tmp_path / "log").read_text().split() == ["start", "end", "start", "end"]
 
 
 #: calls every API function of an exported header many times (ASan, UBSan)

@@ -124,14 +124,19 @@ def run(cmd, what, outputs=(), cwd=None):
     return p.stdout
 
 
+def lock_path(folder):
+    """The lock file of `folder`'s build: build/locks/<its absolute path, flattened>.lock."""
+    name = re.sub(r"[^A-Za-z0-9]+", "-", os.path.abspath(folder)).strip("-") + ".lock"
+    return os.path.join(REPO, "build", "locks", name)
+
+
 @contextlib.contextmanager
 def locked(folder):
     """An exclusive lock on `folder`'s build (a lock file under build/locks/), held for the
     block."""
-    locks = os.path.join(REPO, "build", "locks")
-    os.makedirs(locks, exist_ok=True)
-    name = re.sub(r"[^A-Za-z0-9]+", "-", os.path.abspath(folder)).strip("-") + ".lock"
-    fd = os.open(os.path.join(locks, name), os.O_RDWR | os.O_CREAT, 0o644)
+    path = lock_path(folder)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
