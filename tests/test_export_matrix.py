@@ -36,6 +36,8 @@ MODELS = {
     "protonn-binary-1-feature": "protonn --data {one} --proj 1 --prototypes 2 --epochs 1,1",
     "protonn-binary-784-features": "protonn --data mnist-2 --proj 1 --prototypes 2 "
                                    "--epochs 1,1",
+    "protonn-binary-readme": "protonn --data digits --proj 10 --prototypes 20 --budget-bytes "
+                             "2048 --bits 8",  # the README's `export digits.kb ... --target arm`
     "protonn-multi-smallest": "protonn --data digits-10 --proj 1 --prototypes 10 --epochs 1,1",
     "protonn-multi-large": "protonn --data digits-10 --proj 64 --prototypes 255 --bits 16 "
                            "--epochs 1,1",
