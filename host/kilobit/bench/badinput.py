@@ -202,8 +202,69 @@ CASES = [
 # Issue 30, hostile input round two: each block is one area's regression cases (its own test
 # file beside tests/test_bad_input.py holds what a command line cannot express).
 # --- issue 30: inputs (pipes, FIFOs, /dev/stdin, endless and absurd files, values in files) ---
+# (a FIFO or a pipe needs a writer beside the command: tests/test_bad_input_inputs.py)
+ENDLESS_MODEL = "past the 64 MiB a model file may be"
 CASES += [
+    # a character device with no end, as a model file (every command that reads one), as data,
+    # as a golden file, as a script: refused at the reader's cap, before memory runs out
+    *[case(DATA, " ".join(c.split(" ")[:2 if c[0] in "bg" else 1]), c, says=ENDLESS_MODEL)
+      for c in (
+        "inspect /dev/zero", "predict /dev/zero --data {csv}", "eval /dev/zero --data {csv}",
+        "export /dev/zero -o {tmp}/m.h", "fit /dev/zero --board uno",
+        "deploy /dev/zero --board rp2040 --port /dev/null --dry-run --as m.kb",
+        "deploy /dev/zero --board uno --port /dev/null --dry-run",
+        "stream --board uno --port sim --model /dev/zero --data {csv}",
+        "golden make --model /dev/zero --data {csv} -o {out}",
+        "board sim --board uno --model /dev/zero")],
+    case(DATA, "predict", "predict {model} --data /dev/zero",
+         says="past the 256 MiB a CSV file may be"),
+    case(DATA, "golden check", GCHECK + "/dev/zero", says="past the 160 MiB a golden file"),
+    case(DATA, "golden check", GCHECK + "{g_nested}", says="JSON nested deeper than 64 levels"),
+    case(DATA, "inspect", "inspect {dir}", says="cannot read model file"),
+    case(DATA, "run", "run {dir} --board rp2040 --port /dev/null",
+         says="cannot read script"),
+    case(DATA, "run", "run /dev/zero --board rp2040 --port /dev/null",
+         says="past the 1 MiB a script may be"),
+    # a float scaler that holds inf or NaN under a valid CRC: a bad trailer (contract 4.1)
+    case(DATA, "inspect", "inspect {infmodel}", says="infmodel.kb: bad rkp trailer"),
+    case(DATA, "predict", "predict {infmodel} --data {csv}", says="bad rkp trailer"),
+    case(DATA, "eval", "eval {nanmodel} --data {csv}", says="nanmodel.kb: bad rkp trailer"),
+    case(DATA, "stream", "stream --board uno --port sim --model {infmodel} --data {csv}",
+         says="bad rkp trailer"),
+    case(DATA, "fit", "fit {nanmodel} --board uno", says="bad rkp trailer"),
+    case(DATA, "golden make", "golden make --model {infmodel} --data {csv} -o {out}",
+         says="bad rkp trailer"),
+    # golden make: a parameter it cannot honour is refused, never ignored
+    *[case(NUM, "golden make", "golden make rkp --C %s -o {out}" % v, says="C must be in 1..255")
+      for v in ("999", "0", "-5")],
+    case(NUM, "golden make", "golden make rkp --C x -o {out}", says="--C wants a whole number"),
+    case(NUM, "golden make", "golden make ckp --pretrain -5 -o {out}",
+         says="--pretrain must be a whole number 0 to 100000"),
+    case(NUM, "golden make", "golden make ckp --norm 4294967296 -o {out}",
+         says="--norm must be a whole number"),
+    case(DATA, "golden make", "golden make --model {model} --data {csv} --C 5 -o {out}",
+         says="a model file's parameters are its own"),
+    case(DATA, "golden make", "golden make rkp --test {csv} -o {out}",
+         says="--test goes with --model"),
+    case(DATA, "golden make", "golden make features --window 4 --axes 1 --test {csv} -o {out}",
+         says="no model, data, test file"),
 ]
+
+
+def _input_files(tmp):
+    """The inputs block's files: a golden file nested 200,000 deep, and the small model with a
+    float scaler holding +inf, or NaN, under a valid CRC."""
+    import numpy as np
+    from kilobit.models.rkp.model import RKPInt
+    p = {"g_nested": os.path.join(tmp, "g_nested.json")}
+    with open(p["g_nested"], "w") as f:
+        f.write('{"format": "kilobit-golden", "x": ' + "[" * 200000 + "]" * 200000 + "}\n")
+    for name, bad in (("infmodel", np.inf), ("nanmodel", np.nan)):
+        p[name] = os.path.join(tmp, name + ".kb")
+        lo, hi = np.zeros(2, np.float32), np.array([1, bad], np.float32)
+        with open(p[name], "wb") as f:
+            f.write(RKPInt("laplace", 4, 2, 62, -6, 255, seed=0).to_bytes((lo, hi)))
+    return p
 # --- issue 30: outputs (Arduino library, golden sets, firmware to a drive, board file names) ---
 FLASH = "flash-firmware {uf2} --board rp2040 --port"
 DEPLOY_AS = "deploy {model} --board rp2040 --port /dev/null --dry-run --as"
@@ -402,6 +463,7 @@ def prepare(tmp):
     with open(p["script"], "w") as f:
         f.write("print(1)\n")
     p.update(_output_files(tmp, p["model"]))
+    p.update(_input_files(tmp))
     with open(os.path.join(tmp, "target.kb"), "w") as f:
         f.write("the file the symlink names\n")
     p["link"] = os.path.join(tmp, "link.kb")
