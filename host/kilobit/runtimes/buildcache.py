@@ -104,8 +104,15 @@ def failure(what, cmd, code, output, lacking=None):
     else:
         how = "%s exited with %d: %s" % (tool, code, _first_error(output))
     e = ToolchainError("%s failed (%s); the whole log: %s" % (what, how, path))
-    e.output = output  # for a caller that tells a known failure (a model too big) apart
+    e.output, e.log = output, path  # for a caller that tells a known failure apart
     return e
+
+
+def discard(e):
+    """Remove the log of a ToolchainError its caller turned into another error (a model too
+    big is said in fit's words: no log to keep)."""
+    with contextlib.suppress(OSError):
+        os.unlink(e.log)
 
 
 def run(cmd, what, outputs=(), cwd=None):

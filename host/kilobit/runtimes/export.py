@@ -422,6 +422,8 @@ def _measure_into(d, target, header_text, checkpoint):
             f.write(header_text)
     sizes, err = _compile(target, hpath, os.path.join(d, "size.elf"))
     if sizes is None:
+        if "kb_persist_does_not_fit_eeprom" in err.output or firmware.too_big(err.output):
+            buildcache.discard(err)  # said in fit's words below: no log to keep
         why = firmware.too_big(err.output)  # before the EEPROM: its probe would fail the same
         if why:
             raise FitError("does not fit %s (%s): its header does not build (%s)"
