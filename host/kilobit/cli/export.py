@@ -20,8 +20,10 @@ def add_parsers(sub):
                                       "ARM, host), or the Arduino library with examples")
     p.add_argument("model", nargs="?", help="a .kb model file")
     p.add_argument("-o", dest="header", metavar="HEADER", help="the header to write")
-    p.add_argument("--name", help="prefix of the header's C names (default: the model type, "
-                                  "e.g. rkp_learn); two models in one program need two names")
+    p.add_argument("--name", help="prefix of the header's C names: lower-case letters, digits "
+                                  "and _, not a C/C++ keyword or a library's macro (default: "
+                                  "the model type, e.g. rkp_learn); two models in one program "
+                                  "need two names")
     p.add_argument("--target", choices=sorted(TARGETS), default="avr",
                    help="what it is measured on and must fit: avr (Arduino Uno), arm "
                         "(Cortex-M0+, the RP2040's memories), host (default: avr)")
