@@ -15,7 +15,7 @@ Layers, bottom to top; a module may import its own layer and the ones below only
     3 runtimes  kilobit.runtimes.*      runtime adapters, firmware builds, boards, deploy
     4 tools     kilobit.golden, kilobit.bench.*, kilobit.stream, kilobit.record, kilobit.demo,
                 kilobit.arduino, kilobit.inspect, kilobit.predict, kilobit.plot
-    5 cli       kilobit.cli.*
+    5 cli       kilobit.cli.*, kilobit.__main__ (the entry point: signal handlers, then the CLI)
 """
 import ast
 import os
@@ -29,7 +29,7 @@ LAYERS = [("core", ("kilobit.core",)), ("data", ("kilobit.data",)),
           ("tools", ("kilobit.golden", "kilobit.bench", "kilobit.stream", "kilobit.record",
                      "kilobit.demo",
                      "kilobit.arduino", "kilobit.inspect", "kilobit.predict", "kilobit.plot")),
-          ("cli", ("kilobit.cli",))]
+          ("cli", ("kilobit.cli", "kilobit.__main__"))]
 
 
 def modules(pkg=PKG):
