@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import tempfile
 
+from kilobit.core import interrupt
 from kilobit.core.errors import KilobitError
 from kilobit.core.paths import REPO
 
@@ -44,15 +45,18 @@ def entry(root, key, make_it, complete=os.path.isdir):
     if complete(final):
         return final
     os.makedirs(root, exist_ok=True)
-    tmp = tempfile.mkdtemp(dir=root, prefix=".%s." % key, suffix=".tmp")
+    tmp = None
     try:
+        with interrupt.held():  # a signal waits until the finally below knows the folder
+            tmp = tempfile.mkdtemp(dir=root, prefix=".%s." % key, suffix=".tmp")
         make_it(tmp)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o777 & ~umask)  # mkdtemp's 0700 is for while it is private
         _install(tmp, final, complete)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)  # gone when installed; a failure's leftovers
+        if tmp is not None:  # gone when installed; a failure's leftovers
+            shutil.rmtree(tmp, ignore_errors=True)
     return final
 
 
