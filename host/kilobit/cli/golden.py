@@ -122,8 +122,10 @@ def make_features(a):
 
 
 #: parameters whose range no model's make() checks: pretrain counts learning steps as --steps
-#: does (a negative count made no steps, a huge one ran for hours); norm is an int32 of the file
-BOUNDS = {"pretrain": (0, options.STEPS_MAX), "norm": (-(1 << 31), (1 << 31) - 1)}
+#: does (a negative count made no steps, a huge one ran for hours); norm is an int32 of the
+#: file; zero_bias is a flag (any other number was recorded as 1)
+BOUNDS = {"pretrain": (0, options.STEPS_MAX), "norm": (-(1 << 31), (1 << 31) - 1),
+          "zero_bias": (0, 1)}
 
 
 def _honoured(spec, want, p):
