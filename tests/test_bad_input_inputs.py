@@ -259,3 +259,24 @@ def test_golden_make_honours_or_refuses_every_parameter(tmp_path):
                         (spec.name, pname, v)
                 else:
                     assert code == 2 and "kilobit: error: " in err.getvalue(), err.getvalue()
+
+
+def test_deploy_hands_mpremote_the_model_it_read_from_a_fifo(files):
+    """deploy read the model, then had mpremote copy the path, which a FIFO cannot give twice:
+    the copy now comes from the bytes read, written under build/ first."""
+    from kilobit.runtimes import boards
+    from kilobit.runtimes.boards import deploy
+    tmp, _, model = files
+    w = Fifo(tmp / "mfifo", model.read_bytes())
+    steps = deploy.plan_micropython(str(tmp / "mfifo"), boards.get("rp2040"), "/dev/null",
+                                    name="fifo-test.kb")
+    assert w.done()
+    cp = next(s.argv for s in steps if s.argv and "cp" in s.argv)
+    src = cp[cp.index("cp") + 1]
+    assert src != str(tmp / "mfifo") and cp[-1] == ":fifo-test.kb"
+    for s in steps[:[s.argv for s in steps].index(cp)]:
+        if s.prepare and s.argv is None and "as read from" in s.note:
+            s.prepare()
+    with open(src, "rb") as f:
+        assert f.read() == model.read_bytes()
+    os.unlink(src)

@@ -581,6 +581,11 @@ def plan_micropython(model_path, board, port, runtime=None, golden=None, name=No
              "against the host's" % (shown(verify), shown(golden_path), on_board, HOST_ROWS)
              if golden_path else "write %s: loads %s on the board and checks %d answers of it "
              "against the host's" % (shown(verify), on_board, HOST_ROWS))
+    if not os.path.isfile(model_path):  # a FIFO or a pipe: the tool gets the bytes read once
+        staged = os.path.join(BUILD, board["name"], on_board)
+        steps.append(Step(note="write %s: the model file as read from %s" % (
+            shown(staged), model_path), prepare=lambda: _write(staged, data)))
+        model_path = staged
     if runtime == "micropython":
         mp = ["mpremote", "connect", port] + _opts(board, "mpremote")
         steps += kbit_steps(board, port)
