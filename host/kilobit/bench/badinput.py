@@ -247,7 +247,7 @@ CASES += [
     case(DATA, "golden make", "golden make rkp --test {csv} -o {out}",
          says="--test goes with --model"),
     case(DATA, "golden make", "golden make features --window 4 --axes 1 --test {csv} -o {out}",
-         says="no model, data, test file"),
+         says="steps or parameters, no --test"),
 ]
 
 

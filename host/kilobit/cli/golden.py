@@ -106,7 +106,7 @@ def make_features(a):
     params = [n for n in OPTIONS if getattr(a, "p_" + n, None) is not None]
     if a.model_file or a.data or a.test or a.steps is not None or a.param or params:
         raise KilobitError("golden make features takes --window, --axes, --features, --seed, "
-                           "--count and -o, no model, data, test file, steps or parameters")
+                           "--count and -o, no model, data, steps or parameters, no --test")
     for k in ("window", "axes"):
         if getattr(a, k) is None:
             raise KilobitError("golden make features needs --%s" % k)
