@@ -79,7 +79,12 @@ def test_every_family_and_the_issues_regressions_are_cases():
                  "--tcp -1", "-o {null}", "-o {full}", "-o {csv}", " -o {dir}"):
         assert any(text in s for s in shown), text
     assert {c.family for c in badinput.CASES} == {badinput.OUT, badinput.GOLDEN, badinput.NUM,
-                                                  badinput.BOARD, badinput.DATA}
+                                                  badinput.BOARD, badinput.DATA,
+                                                  badinput.BUILDS}
+    # issue 30's, one of each of its areas: pipes and endless files, folders and drives,
+    # --name and fit's sentence
+    for text in ("/dev/zero", "--name NULL", "flash-firmware"):
+        assert any(text in s for s in shown), text
     # issue 24's: inspect and predict refuse as everything else does; a missing path, a foreign
     # separator, a dimension mismatch, each in one wording
     for text in ("inspect {tmp}/nosuch.kb", "inspect {csv}", "predict {model} --data nosuch",
