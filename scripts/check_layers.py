@@ -14,7 +14,7 @@ Layers, bottom to top; a module may import its own layer and the ones below only
     2 models    kilobit.models.*        one package per model type + the registry
     3 runtimes  kilobit.runtimes.*      runtime adapters, firmware builds, boards, deploy
     4 tools     kilobit.golden, kilobit.bench.*, kilobit.stream, kilobit.record, kilobit.demo,
-                kilobit.arduino, kilobit.inspect, kilobit.predict, kilobit.plot
+                kilobit.arduino, kilobit.inspect, kilobit.predict, kilobit.plot, kilobit.api
     5 cli       kilobit.cli.*, kilobit.__main__ (the entry point: signal handlers, then the CLI)
 """
 import ast
@@ -27,7 +27,7 @@ MAX_CIRCLE = 2
 LAYERS = [("core", ("kilobit.core",)), ("data", ("kilobit.data",)),
           ("models", ("kilobit.models",)), ("runtimes", ("kilobit.runtimes",)),
           ("tools", ("kilobit.golden", "kilobit.bench", "kilobit.stream", "kilobit.record",
-                     "kilobit.demo",
+                     "kilobit.demo", "kilobit.api",
                      "kilobit.arduino", "kilobit.inspect", "kilobit.predict", "kilobit.plot")),
           ("cli", ("kilobit.cli", "kilobit.__main__"))]
 
