@@ -214,7 +214,8 @@ def _sketch(library, models, t, work, **export_args):
 
 def test_library_layout(library):
     with open(os.path.join(library, "library.properties")) as f:
-        props = dict(line.split("=", 1) for line in f.read().splitlines())
+        props = dict(line.split("=", 1) for line in f.read().splitlines()
+                     if not line.startswith("#"))
     assert props["name"] == "kilobit" and props["architectures"] == "*"
     with open(os.path.join(library, "library.json")) as f:
         assert json.load(f)["name"] == "kilobit"

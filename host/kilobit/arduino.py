@@ -6,6 +6,7 @@
 DIR/
   library.properties   the Arduino IDE's (library format 1.5)
   library.json         PlatformIO's
+  LICENSE, README.md   the licence (kilobit's LICENSE) and what the folder holds
   src/                 kilobit.h, the C runtime (firmware_c's headers and avr/kb_persist.h),
                        kb_lines.h (the examples' Serial requests): copies, never edited
   examples/<Sketch>/   the sketches of firmware_c/arduino/examples, each with its model: trained
@@ -28,7 +29,7 @@ from typing import NamedTuple
 import numpy as np
 
 from kilobit import __version__
-from kilobit.core import outfile
+from kilobit.core import about, outfile
 from kilobit.core.errors import KilobitError
 from kilobit.models import registry
 from kilobit.runtimes import export
@@ -134,10 +135,13 @@ def runtime_files():
 
 def _properties():
     return "\n".join([
+        # the library format has no licence field, and a comment is the one line the IDE and
+        # arduino-lint read past; the LICENSE file beside it is what arduino-lint looks for
+        "# SPDX-License-Identifier: %s" % about.LICENSE,
         "name=%s" % NAME,
         "version=%s" % __version__,
-        "author=kilobit",
-        "maintainer=kilobit",
+        "author=%s" % about.AUTHOR,
+        "maintainer=%s <%s>" % (about.AUTHOR, about.AUTHOR_EMAIL),
         "sentence=Tiny machine-learning models that predict and keep learning on the chip, "
         "integer only.",
         "paragraph=Kernel perceptrons (RKP, CKP), Bonsai, ProtoNN and a binary associative "
@@ -145,6 +149,7 @@ def _properties():
         "(kilobit export); the learners keep learning on the board and checkpoint to the "
         "EEPROM.",
         "category=Data Processing",
+        "url=%s" % about.HOMEPAGE,
         "architectures=*",
         "includes=kilobit.h",
     ]) + "\n"
@@ -152,7 +157,8 @@ def _properties():
 
 def _library_json():
     return json.dumps({
-        "name": NAME, "version": __version__,
+        "name": NAME, "version": __version__, "license": about.LICENSE,
+        "homepage": about.HOMEPAGE, "authors": [{"name": about.AUTHOR, "email": about.AUTHOR_EMAIL}],
         "description": "Tiny machine-learning models that predict and keep learning on the "
                        "chip, integer only: kilobit's C runtime and the models `kilobit "
                        "export` makes.",
@@ -161,6 +167,36 @@ def _library_json():
         "headers": ["kilobit.h"],
         "examples": ["examples/*/*.ino"],
     }, indent=2) + "\n"
+
+
+def _readme():
+    def data(name):
+        if name == "digits012":
+            return "the digits %s of pendigits-10" % ", ".join(map(str, KNOWN_DIGITS))
+        return name
+
+    examples = "\n".join("- `examples/%s`: %s (`%s.h`), trained on %s" % (
+        ex.sketch, registry.get(ex.models[0][0]).title, ex.name, data(ex.data))
+        for ex in EXAMPLES)
+    return "\n".join([
+        "# kilobit %s for Arduino" % __version__,
+        "",
+        "Tiny machine-learning models that predict, and some that keep learning, on the chip "
+        "with integer arithmetic only: kilobit's C99 runtime (`src/`) and example sketches, "
+        "each with a model exported by `kilobit export --runtime include`.",
+        "",
+        examples,
+        "",
+        "A sketch includes its model's header, which includes the runtime. To run a model of "
+        "your own, train it with the kilobit Python package (`kilobit train ...`; see the home "
+        "page) and export it with `kilobit export MODEL.kb -o model.h "
+        "--runtime include --target avr`. This folder was written by `kilobit export "
+        "--arduino-library` and is replaced whole when written again.",
+        "",
+        "Home: %s" % about.HOMEPAGE,
+        "",
+        "Licence: %s (see LICENSE)." % about.LICENSE,
+    ]) + "\n"
 
 
 def _kilobit_h():
@@ -209,6 +245,8 @@ def _write(root, progress):
 
     put("library.properties", _properties())
     put("library.json", _library_json())
+    put("LICENSE", about.license_text())
+    put("README.md", _readme())
     put(os.path.join("src", "kilobit.h"), _kilobit_h())
     for src, rel in runtime_files():
         with open(src) as f:

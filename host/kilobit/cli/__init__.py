@@ -80,6 +80,8 @@ class Parser(argparse.ArgumentParser):
 
 def build_parser():
     ap = Parser(prog="kilobit", description=" ".join(__doc__.split("\n\n")[0].split()))
+    from kilobit import __version__
+    ap.add_argument("--version", action="version", version="%(prog)s " + __version__)
     sub = ap.add_subparsers(dest="cmd", required=True)
 
     p = sub.add_parser("train", help="train a model on the host and write a .kb file")

@@ -9,7 +9,7 @@ On a terminal it is tqdm's bar, redrawn in place. When stderr is not a terminal 
 pipe, CI) nothing is redrawn: no carriage returns splice a log into one long line; instead a
 plain line is written at every tenth of the way, each ending in a newline. Either shows only
 once the work has taken `after` seconds (default AFTER), so that quick work prints nothing.
-`quiet` writes nothing at all. tqdm is the project's pinned dependency (pyproject.toml).
+`quiet` writes nothing at all. tqdm is a runtime dependency (pyproject.toml).
 """
 import sys
 import time

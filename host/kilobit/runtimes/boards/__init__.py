@@ -35,6 +35,7 @@ import os
 import subprocess
 import tempfile
 
+from kilobit.core import about
 from kilobit.core.errors import KilobitError
 from kilobit.runtimes import REPO
 
@@ -132,17 +133,19 @@ def package_version():
 
 
 def manifest(modules=None, ext=".py"):
-    """The mip package.json of kbit: {"urls": [["kbit/NAME", "NAME"], ...], "version"}; urls
-    relative to the package.json (mip resolves them next to it)."""
+    """The mip package.json of kbit: {"urls": [["kbit/NAME", "NAME"], ...], "version",
+    "license"}; urls relative to the package.json (mip resolves them next to it; it ignores
+    "license", which is there for whoever lists or copies the package)."""
     mods = package_modules() if modules is None else modules
     urls = [["kbit/" + m[:-3] + ext, m[:-3] + ext] for m in mods]
-    return {"urls": urls, "version": package_version()}
+    return {"urls": urls, "version": package_version(), "license": about.LICENSE}
 
 
 def manifest_text(modules=None, ext=".py"):
     m = manifest(modules, ext)
     lines = ",\n".join("    %s" % json.dumps(u) for u in m["urls"])
-    return '{\n  "urls": [\n%s\n  ],\n  "version": %s\n}\n' % (lines, json.dumps(m["version"]))
+    return '{\n  "urls": [\n%s\n  ],\n  "version": %s,\n  "license": %s\n}\n' % (
+        lines, json.dumps(m["version"]), json.dumps(m["license"]))
 
 
 def manifest_problem():
@@ -165,6 +168,8 @@ def manifest_problem():
     if have.get("version") != want["version"]:
         return "package.json version %r, kbit.__version__ %r" % (have.get("version"),
                                                                  want["version"])
+    if have.get("license") != want["license"]:
+        return "package.json license %r, kilobit's %r" % (have.get("license"), want["license"])
     return None
 
 
