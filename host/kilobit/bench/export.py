@@ -16,15 +16,15 @@ import time
 
 from kilobit import arduino
 from kilobit.bench import must_show_lines, run_lines, write_report
+from kilobit.core import paths
 from kilobit.core.errors import KilobitError
-from kilobit.core.paths import REPO
 from kilobit.models import registry
 from kilobit.runtimes.avr import arduino as sketches
 from kilobit.runtimes.avr import kb_sim
 
 HELP = "flash, RAM and stack of each model type in an Arduino sketch (Uno, real core)"
 FOOTPRINT = os.path.join(arduino.FIRMWARE_C, "arduino", "footprint")
-WORK = os.path.join(REPO, "build", "bench-export")
+WORK = paths.cache("bench-export")
 
 
 def add_args(b):

@@ -28,9 +28,10 @@ import tempfile
 import time
 
 from kilobit.bench import replace_section, run_lines, write_report
+from kilobit.core import paths
 from kilobit.core.paths import REPO
 
-GOLDEN = os.path.join(REPO, "tests", "golden")
+GOLDEN = paths.golden()
 FUZZ_RUNS = 10 ** 7
 FRAMES = 100000
 PARSER_EXAMPLES, C_EXAMPLES = 5000, 500
@@ -74,8 +75,8 @@ def _golden_model(pattern):
 def libfuzzer(runs, progress=print):
     """Build and run kb_fuzz_file for `runs` executions on the golden seeds (and the kept
     regression inputs): a dict of its final statistics and findings."""
-    build = os.path.join(REPO, "build", "firmware_c")
-    r = subprocess.run(["make", "-s", "-C", os.path.join(REPO, "firmware_c"), "BUILD=" + build,
+    build = paths.cache("firmware_c")
+    r = subprocess.run(["make", "-s", "-C", paths.firmware_c(), "BUILD=" + build,
                         "fuzz"], capture_output=True, text=True)
     if r.returncode != 0:
         return {"error": (r.stdout + r.stderr).strip()[-500:]}
@@ -268,7 +269,7 @@ def checkpoints(progress=print):
     rows = []
     tried, recovered = T.cut_points()
     rows.append(("kbit under CPython", tried, recovered, ""))
-    script = os.path.join(REPO, "device", "kbit", "test_checkpoint.py")
+    script = paths.kbit("test_checkpoint.py")
     for name, run_, miss in (("kbit on MicroPython 1.27 (WebAssembly)", kbit_wasm.run,
                               kbit_wasm.missing_wasm()),
                              ("kbit on MicroPython 1.29 (unix port)", kbit_unix.run, kbit_unix.missing())):

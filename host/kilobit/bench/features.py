@@ -31,8 +31,8 @@ import time
 
 import numpy as np
 
+from kilobit.core import paths
 from kilobit.core.errors import KilobitError
-from kilobit.core.paths import REPO
 
 HELP = "window features: kbit native/bytecode on the emulated Pico, C on the Uno, FFT vs emlearn"
 
@@ -40,10 +40,10 @@ PICO_HZ = 125_000_000
 UNO_HZ = 16_000_000
 TARGET_US = 300  # issue 29: 3 x 100 time domain, native on the emulated Pico
 PEER_RATIO = 1.5  # issue 29: a 128-point FFT within 1.5x of emlearn's, or faster
-SCRIPT = os.path.join(REPO, "tools", "replay", "time_features.py")
-PEER_SOURCE = os.path.join(REPO, "tools", "pico", "floor", "fft_peer.c")
-EMLEARN = os.path.join(REPO, "build", "emlearn-0.23.2")
-BUILD = os.path.join(REPO, "build", "bench-features")
+SCRIPT = paths.tools("replay", "time_features.py")
+PEER_SOURCE = paths.tools("pico", "floor", "fft_peer.c")
+EMLEARN = paths.fetched("emlearn-0.23.2")
+BUILD = paths.cache("bench-features")
 SEED = 29
 
 #: (label, axes, n, selection text) of the board rows
@@ -162,8 +162,9 @@ def parse_pico(stdout, want):
 def build_eml_natmod():
     """emlearn's FFT as an armv6m native module (tools/pico/eml_natmod): its path."""
     import sys
-    r = subprocess.run(["make", "-s", "-C", os.path.join(REPO, "tools", "pico", "eml_natmod"),
-                        "PYTHON=" + sys.executable], stdout=subprocess.PIPE,
+    r = subprocess.run(["make", "-s", "-C", paths.tools("pico", "eml_natmod"),
+                        "PYTHON=" + sys.executable, "OUT=" + BUILD, "EMLEARN=" + EMLEARN,
+                        "MPY_DIR=" + paths.fetched("micropython-1.23")], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, universal_newlines=True)
     if r.returncode != 0:
         raise KilobitError("building emlearn's native module failed:\n%s" % r.stdout[-3000:])
@@ -212,7 +213,7 @@ def peer_missing():
         return miss
     if not os.path.exists(os.path.join(EMLEARN, "eml_fft.h")):
         return ("emlearn 0.23.2's headers under %s (bash scripts/setup.sh downloads them, "
-                "pinned by sha256)" % os.path.relpath(EMLEARN, REPO))
+                "pinned by sha256)" % paths.shown(EMLEARN))
     return None
 
 
@@ -222,11 +223,11 @@ def build_peer():
     miss = peer_missing()
     if miss:
         raise KilobitError("bench features' FFT peer: missing %s" % miss)
-    pico = os.path.join(REPO, "tools", "pico")
+    pico = paths.tools("pico")
     os.makedirs(BUILD, exist_ok=True)
     elf, image = os.path.join(BUILD, "fft_peer.elf"), os.path.join(BUILD, "fft_peer.bin")
     cmd = (["arm-none-eabi-gcc"] + FLOOR_FLAGS
-           + ["-I" + pico, "-I" + os.path.join(REPO, "firmware_c"), "-I" + EMLEARN,
+           + ["-I" + pico, "-I" + paths.firmware_c(), "-I" + EMLEARN,
               "-nostdlib", "-T", os.path.join(pico, "pico.ld"), "-Wl,--gc-sections",
               "-o", elf, PEER_SOURCE, os.path.join(pico, "floor", "floor.c"),
               os.path.join(pico, "startup.c"), os.path.join(pico, "divider.S"), "-lgcc"])
@@ -263,7 +264,7 @@ def run_peer(image, p, bands, ws):
         inp, times = os.path.join(tmp, "in.bin"), os.path.join(tmp, "times.txt")
         with open(inp, "wb") as f:
             f.write(peer_input(p, bands, ws))
-        r = subprocess.run([node, os.path.join(REPO, "tools", "pico", "floor", "run.mjs"),
+        r = subprocess.run([node, paths.tools("pico", "floor", "run.mjs"),
                             "--times", times, image, inp], input=b"", stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, timeout=1800)
         if r.returncode != 0:

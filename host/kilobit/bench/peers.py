@@ -41,8 +41,8 @@ import numpy as np
 from kilobit.bench import bonsai as bonsai_bench
 from kilobit.bench import must_show_lines, protonn as protonn_bench, run_lines, uno, write_report
 from kilobit import data
+from kilobit.core import paths
 from kilobit.core.errors import KilobitError
-from kilobit.core.paths import REPO
 from kilobit.models import predictor
 from kilobit.models.bonsai.model import Bonsai
 from kilobit.models.protonn.train import ProtoNN
@@ -65,8 +65,8 @@ FLASH_BYTES = 32768
 STACK_RESERVE = 64  # as kilobit's firmware reserves on the Uno
 QUICK_TRAIN = 600
 QUICK_TEST = 20
-HARNESS = os.path.join(REPO, "firmware_c", "avr", "peer_predict.c")
-BUILD = os.path.join(REPO, "build", "peers")
+HARNESS = paths.firmware_c("avr", "peer_predict.c")
+BUILD = paths.cache("peers")
 PNG_CYCLES = "peers-cycles.png"
 PNG_BYTES = "peers-bytes.png"
 KILOBIT = ("kilobit Bonsai int8", "kilobit ProtoNN int8")
@@ -154,7 +154,7 @@ def host_reference(code, X, feature):
     """The classes of emlearn's C `code` for the rows of X (int16 or float32 features), compiled
     for the host by firmware_c/host/peer_ref.c: the reference the chip's replies must equal."""
     em = emlearn_module()
-    src = os.path.join(REPO, "firmware_c", "host", "peer_ref.c")
+    src = paths.firmware_c("host", "peer_ref.c")
     with open(src) as f:
         driver = f.read()
     key = hashlib.sha256(("%s|%d|%s|%s" % (code, X.shape[1], feature, driver)).encode()

@@ -9,11 +9,11 @@ import sys
 import tempfile
 import zlib
 
-from kilobit.core.paths import REPO
+from kilobit.core import paths
 from kilobit.runtimes.base import RuntimeFailure
 from kilobit.runtimes.micropython import kbit_unix, natmod, rp2040_sim
 
-SCRIPT = os.path.join(REPO, "tools", "replay", "time_quant.py")
+SCRIPT = paths.tools("replay", "time_quant.py")
 PICO_HZ = 125_000_000
 
 

@@ -28,15 +28,15 @@ import sys
 import tempfile
 import time
 
+from kilobit.core import paths
 from kilobit.core.errors import KilobitError
-from kilobit.core.paths import REPO
 from kilobit.golden import compare, replay_doc
 from kilobit.models import registry
 from kilobit.runtimes import boards, catalog
 from kilobit.runtimes.base import RuntimeFailure
 
 PICO_HZ = 125_000_000
-FOOTPRINT = os.path.join(REPO, "tools", "replay", "footprint.py")
+FOOTPRINT = paths.tools("replay", "footprint.py")
 
 # key, label, train command (None: the learner's fresh model from `fresh`), data set, steps,
 # AVR boards to time it on

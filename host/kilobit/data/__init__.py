@@ -582,9 +582,9 @@ def _waveform(seed):
 def mlbench_file(name):
     """Path of an mlbench .rda file: $KILOBIT_MLBENCH, build/data/r-cran-mlbench of this
     repository (scripts/setup.sh), or an installed r-cran-mlbench."""
-    from kilobit.core.paths import REPO as root
+    from kilobit.core.paths import fetched, shown
     dirs = [os.environ.get("KILOBIT_MLBENCH", ""),
-            os.path.join(root, "build", "data", "r-cran-mlbench", MLBENCH_DATA),
+            fetched("data", "r-cran-mlbench", MLBENCH_DATA),
             os.path.join("/", MLBENCH_DATA)]
     for d in dirs:
         path = os.path.join(d, name + ".rda")
@@ -592,8 +592,8 @@ def mlbench_file(name):
             return path
     raise DataError("%s needs the mlbench data (Debian r-cran-mlbench): run scripts/setup.sh, "
                     "or `apt-get download r-cran-mlbench && dpkg-deb -x r-cran-mlbench_*.deb "
-                    "build/data/r-cran-mlbench`, or set KILOBIT_MLBENCH to its data folder"
-                    % name)
+                    "%s`, or set KILOBIT_MLBENCH to its data folder"
+                    % (name, shown(fetched("data", "r-cran-mlbench"))))
 
 
 _SHUTTLE = {}

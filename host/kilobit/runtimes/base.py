@@ -23,7 +23,7 @@ A model the runtime refuses raises RuntimeFailure whose message carries the runt
 text.
 """
 from kilobit.core.errors import KilobitError
-from kilobit.core.paths import REPO  # noqa: F401 (the adapters find their tools from here)
+from kilobit.core.paths import REPO  # noqa: F401 (a checkout's root, for its tests; the adapters use kilobit.core.paths' functions)
 
 
 #: the field of a replay's row that is the prediction, per kind (the rows described above)

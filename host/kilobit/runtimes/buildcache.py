@@ -25,11 +25,10 @@ import shutil
 import subprocess
 import tempfile
 
-from kilobit.core import interrupt
+from kilobit.core import interrupt, paths
 from kilobit.core.errors import KilobitError
-from kilobit.core.paths import REPO
 
-LOGS = os.path.join(REPO, "build", "logs")
+LOGS = paths.cache("logs")
 
 
 class ToolchainError(KilobitError):
@@ -138,7 +137,7 @@ def run(cmd, what, outputs=(), cwd=None):
 def lock_path(folder):
     """The lock file of `folder`'s build: build/locks/<its absolute path, flattened>.lock."""
     name = re.sub(r"[^A-Za-z0-9]+", "-", os.path.abspath(folder)).strip("-") + ".lock"
-    return os.path.join(REPO, "build", "locks", name)
+    return paths.cache("locks", name)
 
 
 @contextlib.contextmanager

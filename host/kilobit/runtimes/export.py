@@ -24,15 +24,15 @@ import tempfile
 import textwrap
 
 from kilobit import __version__
+from kilobit.core import paths
 from kilobit.core.errors import KilobitError
-from kilobit.core.paths import REPO
 from kilobit.models import registry
 from kilobit.runtimes import buildcache, cnames
 from kilobit.runtimes.avr import firmware
 from kilobit.runtimes.avr.firmware import FitError
 
 FIRMWARE_C = firmware.FIRMWARE_C
-CACHE = os.path.join(REPO, "build", "export")
+CACHE = paths.cache("export")
 SIZE_SOURCE = os.path.join(FIRMWARE_C, "kb_export_size.c")
 API_SOURCE = "kb_export.h"
 
@@ -44,12 +44,13 @@ TARGETS = {
                 # the link measures what it would refuse: check_fit says what does not fit
                 ldflags=("-Wl,--defsym=__TEXT_REGION_LENGTH__=0x100000",
                          "-Wl,--defsym=__DATA_REGION_LENGTH__=0xff00"),
-                setup="scripts/setup.sh installs gcc-avr and avr-libc"),
+                setup="apt-get install gcc-avr avr-libc; scripts/setup.sh in a checkout"),
     "arm": dict(title="a Cortex-M0+ with the RP2040's memories", board="rp2040",
                 cc="arm-none-eabi-gcc", flags=("-mcpu=cortex-m0plus", "-mthumb"),
                 ldflags=("--specs=nano.specs", "--specs=nosys.specs"),
                 size="arm-none-eabi-size", stack=1024,
-                setup="scripts/setup.sh installs gcc-arm-none-eabi"),
+                setup="apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi; "
+                      "scripts/setup.sh in a checkout"),
     "host": dict(title="this computer", board=None, cc=None, flags=(), size="size",
                  setup="install a C compiler (gcc) and binutils"),
 }

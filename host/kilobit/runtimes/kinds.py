@@ -7,7 +7,7 @@ import os
 import subprocess
 import tempfile
 
-from kilobit.core.paths import REPO
+from kilobit.core import paths
 from kilobit.models import registry
 from kilobit.runtimes.base import RuntimeFailure
 from kilobit.runtimes.c.build import BUILD, build
@@ -15,9 +15,9 @@ from kilobit.runtimes.micropython import natmod
 from kilobit.runtimes.micropython.mpwasm import error_text
 
 #: the replay scripts device/kbit runs on every MicroPython runtime (tools/replay)
-MPREDICT = os.path.join(REPO, "tools", "replay", "replay_predict.py")
-MPASSOC = os.path.join(REPO, "tools", "replay", "replay_assoc.py")
-MPFEATURES = os.path.join(REPO, "tools", "replay", "replay_features.py")
+MPREDICT = paths.tools("replay", "replay_predict.py")
+MPASSOC = paths.tools("replay", "replay_assoc.py")
+MPFEATURES = paths.tools("replay", "replay_features.py")
 
 
 def _spec(model):

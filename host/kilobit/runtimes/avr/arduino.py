@@ -27,8 +27,8 @@ import subprocess
 import tempfile
 import time
 
+from kilobit.core import paths
 from kilobit.core.errors import KilobitError
-from kilobit.core.paths import REPO
 from kilobit.runtimes.avr import kb_sim
 
 HARDWARE = "/usr/share/arduino/hardware"
@@ -38,7 +38,7 @@ FQBN = "arduino:avr:uno"
 MCU, CLOCK = "atmega328p", 16000000
 #: Debian's avr-gcc 5.4 lacks DECIMAL_DIG, which the core's WString.cpp needs
 PREFS = ("compiler.cpp.extra_flags=-DDECIMAL_DIG=17",)
-CACHE = os.path.join(REPO, "build", "arduino-builds")
+CACHE = paths.cache("arduino-builds")
 
 
 class SketchError(KilobitError):

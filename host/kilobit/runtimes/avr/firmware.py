@@ -26,15 +26,15 @@ import os
 import re
 import tempfile
 
+from kilobit.core import paths
 from kilobit.core.errors import KilobitError
-from kilobit.core.paths import REPO
 from kilobit.models import registry
 from kilobit.runtimes import buildcache
 from kilobit.runtimes.avr import kb_sim
 
-FIRMWARE_C = os.path.join(REPO, "firmware_c")
-BUILD = os.path.join(REPO, "build")
-BOARDS_DIR = os.path.join(REPO, "boards")
+FIRMWARE_C = paths.firmware_c()
+BUILD = paths.cache()
+BOARDS_DIR = paths.boards()
 
 #: Stack the learner firmwares need at most, bytes, per MCU (a model's firmware module may set
 #: its own): the deepest call chain (main -> score ->

@@ -17,11 +17,11 @@ import shutil
 import subprocess
 import tempfile
 
+from kilobit.core import paths
 from kilobit.core.errors import KilobitError
-from kilobit.runtimes import REPO
 
-SIM_DIR = os.path.join(REPO, "firmware_c", "sim")
-BUILD_DIR = os.path.join(REPO, "build", "sim")
+SIM_DIR = paths.firmware_c("sim")
+BUILD_DIR = paths.cache("sim")
 KB_SIM = os.path.join(BUILD_DIR, "kb_sim")
 
 #: clock each supported MCU runs at in kilobit (boards/), used when no frequency is given

@@ -35,12 +35,11 @@ import os
 import subprocess
 import tempfile
 
-from kilobit.core import about
+from kilobit.core import about, paths
 from kilobit.core.errors import KilobitError
-from kilobit.runtimes import REPO
 
-BOARDS_DIR = os.path.join(REPO, "boards")
-KBIT_DIR = os.path.join(REPO, "device", "kbit")
+BOARDS_DIR = paths.boards()
+KBIT_DIR = paths.kbit()
 
 RUNTIMES = ("micropython", "circuitpython", "c")
 REQUIRED = {"name": str, "title": str, "mcu": str, "clock_hz": int, "flash_bytes": int,

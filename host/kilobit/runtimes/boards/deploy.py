@@ -38,11 +38,11 @@ import subprocess
 import sys
 
 from kilobit.runtimes import boards
+from kilobit.core import paths
 from kilobit.core.errors import KilobitError
-from kilobit.runtimes import REPO
 
-BUILD = os.path.join(REPO, "build", "deploy")
-GOLDEN_DIR = os.path.join(REPO, "tests", "golden")
+BUILD = paths.cache("deploy")
+GOLDEN_DIR = paths.golden()
 #: the golden file each model type's verification replays by default (else its smallest file):
 #: a few dozen steps through the type's general case (several classes, several nodes)
 DEFAULT_GOLDEN = {

@@ -28,10 +28,10 @@ import threading
 import tty
 import weakref
 
+from kilobit.core import paths
 from kilobit.core.errors import KilobitError
-from kilobit.runtimes import REPO
 
-BOARD_JS = os.path.join(REPO, "tools", "mpwasm", "board.mjs")
+BOARD_JS = paths.tools("mpwasm", "board.mjs")
 
 
 class BoardError(KilobitError):

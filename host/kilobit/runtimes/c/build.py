@@ -3,12 +3,12 @@ drives (kb_replay, kb_predict, kb_assoc_replay)."""
 import os
 import threading
 
-from kilobit.core.paths import REPO
+from kilobit.core import paths
 from kilobit.runtimes import buildcache
 from kilobit.runtimes.base import RuntimeFailure
 
-FIRMWARE = os.path.join(REPO, "firmware_c")
-BUILD = os.path.join(REPO, "build", "firmware_c")
+FIRMWARE = paths.firmware_c()
+BUILD = paths.cache("firmware_c")
 _lock = threading.Lock()
 _built = {}  # make target -> None (built) or the error text; one make per process
 

@@ -28,15 +28,15 @@ import subprocess
 import tempfile
 import threading
 
-from kilobit.core.paths import REPO
+from kilobit.core import paths
 from kilobit.runtimes import kinds
 from kilobit.runtimes.base import Runtime, RuntimeFailure
 from kilobit.runtimes.c.c_host import format_steps, parse_output
 
-PICO = os.path.join(REPO, "tools", "pico")
+PICO = paths.tools("pico")
 FLOOR = os.path.join(PICO, "floor")
 RUNNER = os.path.join(FLOOR, "run.mjs")
-BUILD = os.path.join(REPO, "build", "pico-floor")
+BUILD = paths.cache("pico-floor")
 EMULATOR = os.path.join(PICO, "node_modules", "rp2040js", "package.json")
 HZ = 125_000_000  # rp2040js's clk_sys, a Pico's default
 #: what this target is, in every message and report
@@ -52,7 +52,7 @@ def missing():
     if shutil.which("node") is None:
         return "node (Node.js 18+: apt-get install nodejs npm), for the RP2040 emulator"
     if not os.path.exists(EMULATOR):
-        return "npm package rp2040js (bash scripts/setup.sh, or: cd tools/pico && npm ci)"
+        return "npm package rp2040js (cd %s && npm ci)" % paths.shown(PICO)
     if shutil.which("arm-none-eabi-gcc") is None:
         return "arm-none-eabi-gcc (apt-get install gcc-arm-none-eabi)"
     if shutil.which("make") is None:

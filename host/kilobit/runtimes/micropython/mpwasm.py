@@ -4,11 +4,11 @@ import os
 import shutil
 import subprocess
 
-from kilobit.core.paths import REPO
+from kilobit.core import paths
 
-MPWASM = os.path.join(REPO, "tools", "mpwasm")
+MPWASM = paths.tools("mpwasm")
 RUNNER = os.path.join(MPWASM, "run.mjs")
-REPLAY = os.path.join(REPO, "tools", "replay", "replay.py")
+REPLAY = paths.tools("replay", "replay.py")
 NPM_PACKAGE = "@micropython/micropython-webassembly-pyscript"
 MP_MODULE = os.path.join(MPWASM, "node_modules", *NPM_PACKAGE.split("/"), "micropython.mjs")
 
@@ -32,7 +32,7 @@ def missing_wasm():
     if node() is None:
         return "node (Node.js 18+, for the MicroPython WebAssembly build)"
     if not os.path.exists(MP_MODULE):
-        return "npm package %s (cd tools/mpwasm && npm ci)" % NPM_PACKAGE
+        return "npm package %s (cd %s && npm ci)" % (NPM_PACKAGE, paths.shown(MPWASM))
     return None
 
 

