@@ -8,7 +8,11 @@ __all__ = ["RKP", "CKP", "Bonsai", "ProtoNN", "Assoc", "load", "export"]
 
 def __getattr__(name):
     if name in __all__:
-        from kilobit import api
+        try:
+            from kilobit import api
+        except ImportError as e:
+            raise ImportError("kilobit's Python API needs scikit-learn (pip install "
+                              "'kilobit[data]'): %s" % e) from None
         return getattr(api, name)
     raise AttributeError("module 'kilobit' has no attribute %r" % name)
 

@@ -20,7 +20,13 @@ cannot pass are each estimator's expected_failed_checks(), with the reason.
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
+
+try:
+    from sklearn.utils.validation import validate_data
+except ImportError:  # scikit-learn < 1.6 validates through the estimator
+    def validate_data(est, *args, **kwargs):
+        return est._validate_data(*args, **kwargs)
 
 from kilobit.core import kbfile, pipeline
 from kilobit.core.errors import KilobitError
