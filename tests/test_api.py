@@ -18,7 +18,7 @@ from sklearn.utils.estimator_checks import check_estimator, parametrize_with_che
 import kilobit
 from conftest import need
 from kilobit import CKP, RKP, Assoc, Bonsai, ProtoNN, export, load
-from kilobit.api import from_bytes
+from kilobit.api import from_bytes, golden_check
 
 #: small enough that every check of scikit-learn runs in seconds
 SMALL = [RKP(budget=30), CKP(L=400), Bonsai(epochs=(5, 5, 5)), ProtoNN(epochs=(5, 2)),
@@ -272,3 +272,69 @@ def test_export_writes_the_header_kilobit_export_writes(tmp_path):
     a = (tmp_path / "a.h").read_text().replace("rkp.kb", "m.kb")
     assert a == (tmp_path / "b.h").read_text()
     assert "demo_predict" in a
+
+
+def test_golden_check_replays_the_estimators_golden_file(tmp_path):
+    X, y = make_blobs(120, 3, centers=3, random_state=2)
+    X = np.round(X * 10)  # integer readings: the file carries the integer quantizer
+    est = CKP(L=300).fit(X[:80], y[:80])
+    _csv(tmp_path / "rows.csv", X, y)
+    path = tmp_path / "g.json"
+    assert golden_check(est, str(tmp_path / "rows.csv"), path, steps=30) == []
+    import json
+    doc = json.loads(path.read_text())
+    assert doc["model"] == "ckp" and len(doc["steps"]) == 30 and "raw" in doc
+    with pytest.raises(ValueError):
+        golden_check(est, str(tmp_path / "rows.csv"), path, runtimes=("no-such-runtime",))
+
+
+def _promise_kept(value, comment):
+    """Whether value is what a README comment says it is: a leading figure ("0.9667",
+    "79.98%"), True, [] or the keys of a dict ("{'flash': 4758, 'ram': 304, ...}")."""
+    import ast
+    import re
+    c = comment.strip()
+    if c.startswith("True"):
+        return bool(value) is True
+    if c.startswith("[]"):
+        return value == []
+    if "{" in c:
+        said = ast.literal_eval(c[c.index("{"):c.index("}") + 1].replace(", ...", ""))
+        return all(value[k] == v for k, v in said.items())
+    m = re.match(r"(\d+)\.(\d+)(%?)", c)
+    if m is None:
+        return None
+    if m.group(3):
+        value = 100 * value.get()  # a river metric
+    return "%.*f" % (len(m.group(2)), value) == m.group(0).rstrip("%")
+
+
+def test_the_readmes_walk_through_does_what_its_comments_say(tmp_path, monkeypatch):
+    """The README's Python API section, run: every figure of its comments is what it gives."""
+    import ast
+    import importlib.util
+    import os
+    from kilobit.runtimes import REPO
+    need(None if shutil.which("gcc") else "gcc")
+    spec = importlib.util.spec_from_file_location("readme", os.path.join(REPO, "scripts",
+                                                                          "readme.py"))
+    readme = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(readme)
+    with open(os.path.join(REPO, "README.md")) as f:
+        blocks = [lines for _, lines in readme.blocks(f.read(), "python")
+                  if any("from kilobit import" in ln for ln in lines)]
+    assert len(blocks) == 2
+    monkeypatch.chdir(tmp_path)
+    checked = 0
+    for lines in blocks:
+        ns = {}
+        for node in ast.parse("\n".join(lines)).body:
+            if isinstance(node, ast.Expr):
+                value = eval(compile(ast.Expression(node.value), "README", "eval"), ns)
+                comment = lines[node.end_lineno - 1].partition("#")[2]
+                kept = _promise_kept(value, comment)
+                assert kept is not False, (lines[node.lineno - 1], value, comment)
+                checked += kept is True
+            else:
+                exec(compile(ast.Module([node], []), "README", "exec"), ns)
+    assert checked == 6

@@ -3,7 +3,7 @@ __version__ = "0.1.0"
 
 #: the public Python API (kilobit.api), imported on first use: the command line and the runtimes
 #: import this package too and need neither scikit-learn nor its start-up time
-__all__ = ["RKP", "CKP", "Bonsai", "ProtoNN", "Assoc", "load", "export"]
+__all__ = ["RKP", "CKP", "Bonsai", "ProtoNN", "Assoc", "load", "export", "golden_check"]
 
 
 def __getattr__(name):

@@ -517,31 +517,51 @@ def load(path):
     return from_bytes(blob)
 
 
+def _file_of(model):
+    """(model file bytes, its name for messages) of an estimator, a .kb path or its bytes."""
+    import os
+    if isinstance(model, _Model):
+        return model.to_bytes(), "%s.kb" % model.NAME
+    if isinstance(model, (bytes, bytearray)):
+        return bytes(model), "model.kb"
+    _, blob = _as_value_error(registry.read, os.fspath(model))
+    return blob, os.path.basename(os.fspath(model))
+
+
 def export(model, header, name=None, target="avr", embed=True, checkpoint_every=0,
            eeprom_at=0):
     """`kilobit export`: the model (an estimator, a path to a .kb file, or its bytes) as one C
     header for your own firmware, written to `header`. target "avr" (Arduino Uno), "arm"
     (Cortex-M0+) or "host" needs that C compiler: it measures what the model takes and refuses
-    a model that does not fit. Returns {"flash": bytes, "ram": bytes}."""
+    a model that does not fit (ValueError). Returns {"flash": bytes, "ram": bytes}."""
     import os
 
     from kilobit.core import outfile
     from kilobit.runtimes import export as exporter
 
-    if isinstance(model, _Model):
-        blob, source = model.to_bytes(), "%s.kb" % model.NAME
-    elif isinstance(model, (bytes, bytearray)):
-        blob, source = bytes(model), "model.kb"
-    else:
-        _, blob = _as_value_error(registry.read, os.fspath(model))
-        source = os.path.basename(os.fspath(model))
+    blob, source = _file_of(model)
     try:
         text, sizes = exporter.header(blob, name=name, target=target, embed=embed,
                                       checkpoint_every=checkpoint_every, eeprom_at=eeprom_at,
                                       source_name=source)
     except exporter.FitError as e:
         raise ValueError("%s %s" % (source, e)) from None
-    except KilobitError as e:
-        raise ValueError(str(e)) from None
     outfile.write(os.fspath(header), text)
     return sizes
+
+
+def golden_check(model, data, path, runtimes=("host", "kbit-cpython"), steps=None, seed=0):
+    """`kilobit golden make --model` then `kilobit golden check`: the golden file of the model
+    on `data` (a data set's name, or a CSV of features then the label) written to `path`, then
+    replayed on each runtime (kilobit golden check's names), bit for bit. Returns the failures,
+    one text each (empty: every runtime agrees)."""
+    import os
+
+    from kilobit import golden
+    from kilobit.core import goldenfile
+
+    blob, _ = _file_of(model)
+    spec = registry.of_file(blob)
+    doc = _as_value_error(spec.golden.from_model, blob, data, steps=steps, seed=seed)
+    goldenfile.dump(doc, os.fspath(path))
+    return _as_value_error(golden.check, os.fspath(path), list(runtimes), log=lambda line: None)
