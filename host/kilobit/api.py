@@ -107,11 +107,12 @@ class _Model(ClassifierMixin, BaseEstimator):
 
     def _encode(self, y):
         """classes_ (sorted) and the class id of each label; ValueError past the file's limits."""
-        self.classes_, ids = np.unique(y, return_inverse=True)
-        if not 2 <= len(self.classes_) <= MAX_CLASSES:
+        classes, ids = np.unique(y, return_inverse=True)
+        if not 2 <= len(classes) <= MAX_CLASSES:
             raise ValueError("%s needs 2..%d classes to learn from, y has %d class%s"
-                             % (type(self).__name__, MAX_CLASSES, len(self.classes_),
-                                "" if len(self.classes_) == 1 else "es"))
+                             % (type(self).__name__, MAX_CLASSES, len(classes),
+                                "" if len(classes) == 1 else "es"))
+        self.classes_ = classes
         return ids.astype(np.int64)
 
     def fit(self, X, y):
@@ -276,7 +277,7 @@ class _Online(_Model):
         ids = self._encode(y)
         self.pipeline_ = None
         self._given_classes = False
-        self.inputs_ = fit_inputs(X, self.bits, self._floor)
+        self.inputs_ = _as_value_error(fit_inputs, X, self.bits, self._floor)
         self.model_ = _as_value_error(self._new, X.shape[1], len(self.classes_))
         order = self._shuffle(len(ids))
         self._learn(self.device_inputs(X[order]), ids[order])
@@ -313,10 +314,10 @@ class _Online(_Model):
             raise ValueError("y has labels %r outside classes_ %r" % (new, list(self.classes_)))
         if len(self.classes_) + len(new) > MAX_CLASSES:
             raise ValueError("at most %d classes" % MAX_CLASSES)
-        for v in new:
+        for v in new:  # the model first: a memory that cannot grow leaves classes_ as it was
+            self._grow(len(self.classes_) + 1)
             index[v] = len(self.classes_)
             self.classes_ = np.concatenate([self.classes_, np.asarray([v])])
-            self._grow(len(self.classes_))
         return np.array([index[v] for v in np.asarray(y).tolist()], dtype=np.int64)
 
     # --- river ---
