@@ -63,7 +63,7 @@ def test_the_names_the_package_exports():
                      (kbit.protonn, ProtoNN), (kbit.assoc, Assoc)):
         assert hasattr(mod, cls.__name__)
     with pytest.raises(AttributeError):
-        kilobit.NoSuchModel
+        kilobit.__getattr__("NoSuchModel")
 
 
 def test_importing_kilobit_leaves_scikit_learn_unloaded():
@@ -237,6 +237,7 @@ def test_a_golden_file_without_an_input_map_replays_bit_for_bit():
     the estimator steps through a golden file's scores and final memory exactly."""
     import json
     import os
+
     from kilobit.runtimes import REPO
     path = os.path.join(REPO, "tests", "golden", "rkp-laplace-b4-t12-m4-a-4-k3-s40.json")
     with open(path) as f:
@@ -314,6 +315,7 @@ def test_the_readmes_walk_through_does_what_its_comments_say(tmp_path, monkeypat
     import ast
     import importlib.util
     import os
+
     from kilobit.runtimes import REPO
     need(None if shutil.which("gcc") else "gcc")
     spec = importlib.util.spec_from_file_location("readme", os.path.join(REPO, "scripts",

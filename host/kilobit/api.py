@@ -221,7 +221,8 @@ class Bonsai(_Predictor):
         self.bits, self.in_bits, self.epochs, self.seed = bits, in_bits, epochs, seed
 
     def _trainer(self):
-        from kilobit.models.bonsai.model import Bonsai as Trainer, check_params
+        from kilobit.models.bonsai.model import Bonsai as Trainer
+        from kilobit.models.bonsai.model import check_params
         err = check_params(self.bits, self.in_bits, 1, self.proj, self.depth, 2, 1)
         if err:
             raise ValueError("bad Bonsai parameters: " + err)
@@ -247,7 +248,8 @@ class ProtoNN(_Predictor):
         self.gamma, self.table, self.seed = gamma, table, seed
 
     def _trainer(self):
-        from kilobit.models.protonn.train import TABLE_DEFAULT, ProtoNN as Trainer
+        from kilobit.models.protonn.train import TABLE_DEFAULT
+        from kilobit.models.protonn.train import ProtoNN as Trainer
         return Trainer(d=self.proj, m=self.prototypes, budget=self.budget_bytes,
                        gamma=self.gamma, wbits=self.bits, in_bits=self.in_bits,
                        epochs=tuple(self.epochs), batch=self.batch,
@@ -320,6 +322,10 @@ class _Online(_Model):
             self.classes_ = np.concatenate([self.classes_, np.asarray([v])])
         return np.array([index[v] for v in np.asarray(y).tolist()], dtype=np.int64)
 
+    def _learn(self, U, ids):
+        for u, k in zip(U, ids.tolist()):
+            self.model_.learn(u, k)
+
     # --- river ---
     def _row(self, x):
         keys = getattr(self, "feature_keys_", None)
@@ -366,10 +372,6 @@ class _Perceptron(_Scores, _Online):
             self.model_ = ovr.OneVsRest([zero, self.model_, new])
         else:
             self.model_ = ovr.OneVsRest(self.model_.learners + [new])
-
-    def _learn(self, U, ids):
-        for u, k in zip(U, ids.tolist()):
-            self.model_.learn(u, k)
 
     def _scores(self, U):
         m = self.model_
@@ -478,10 +480,6 @@ class Assoc(_Online):
         g.labels[:m.cap], g.nf[:m.cap], g.anchors[:m.S] = m.labels, m.nf, m.anchors
         g.conn[:, :m.S, :m.cap * m.R] = m.conn
         self.model_ = g
-
-    def _learn(self, U, ids):
-        for u, k in zip(U, ids.tolist()):
-            self.model_.learn(u, k)
 
     def _ids(self, U):
         if self.model_.nc == 0:
