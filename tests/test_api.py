@@ -340,3 +340,23 @@ def test_the_readmes_walk_through_does_what_its_comments_say(tmp_path, monkeypat
             else:
                 exec(compile(ast.Module([node], []), "README", "exec"), ns)
     assert checked == 6
+
+
+def test_a_model_of_windows_loads_and_takes_the_raw_windows(tmp_path):
+    """A file that records a window pipeline (contract 12.1): load() predicts from windows of
+    raw readings, as `kilobit eval` does."""
+    from kilobit import data
+    out = str(tmp_path / "act.kb")
+    train = subprocess.run([sys.executable, "-m", "kilobit.cli", "train", "protonn", "--data",
+                            "basicmotions-raw", "--window", "50", "--axes", "3", "--features",
+                            "time,fft32:4", "--epochs", "5,2", "--quiet", "-o", out],
+                           capture_output=True, text=True)
+    assert train.returncode == 0, train.stderr
+    ev = subprocess.run([sys.executable, "-m", "kilobit.cli", "eval", out, "--data",
+                         "basicmotions-raw"], capture_output=True, text=True)
+    assert ev.returncode == 0, ev.stderr
+    m = load(out)
+    split = data.load("basicmotions-raw", seed=0, binary=False)
+    assert m.n_features_in_ == split.X_test.shape[1] == 150
+    acc = np.mean(m.predict(split.X_test) == m.classes_[split.y_test])
+    assert "accuracy %.4f" % acc in ev.stdout
