@@ -67,7 +67,8 @@ while (argv.length) {
   else { script = a; break; }
 }
 if (script === null && code === null) usage("no script");
-if (!opt.pkgs.length) opt.pkgs.push(path.join(REPO, "device", "kbit"));
+// kilobit says where kbit is (an installed wheel has no device/kbit beside tools/)
+if (!opt.pkgs.length) opt.pkgs.push(process.env.KILOBIT_KBIT || path.join(REPO, "device", "kbit"));
 if (!fs.existsSync(MP)) {
   process.stderr.write(`run.mjs: ${MP} missing (cd tools/mpwasm && npm ci)\n`);
   process.exit(2);

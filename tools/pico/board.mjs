@@ -31,7 +31,7 @@
 // Give this process pipes, not a tty (a tty would turn \n into \r\r\n).
 import fs from "node:fs";
 import path from "node:path";
-import { REPO, FS, FlashFiles, imageProblem, missing, createPico, writeAll } from "./emu.mjs";
+import { BUILD_ROOT, FS, FlashFiles, imageProblem, missing, createPico, writeAll } from "./emu.mjs";
 
 const POWER_CUT = 4;
 
@@ -117,7 +117,7 @@ while (argv.length) {
   } else if (a === "--name") {
     const name = argv.shift() || "";
     if (!/^[A-Za-z0-9_.-]+$/.test(name) || name.startsWith(".")) usage(`bad board name "${name}"`);
-    store = path.join(REPO, "build", "pico", "boards", `${name}.fs`);
+    store = path.join(BUILD_ROOT, "pico", "boards", `${name}.fs`);
     fs.mkdirSync(path.dirname(store), { recursive: true });
   } else if (a === "--power-cut") {
     cutAt = Number(argv.shift());

@@ -14,7 +14,10 @@ import { fileURLToPath } from "node:url";
 
 export const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const REPO = path.resolve(HERE, "..", "..");
-export const FIRMWARE = path.join(REPO, "build", "pico", "firmware.bin");
+// kilobit's build folder (kilobit.core.paths.cache: build/ in a checkout, else KILOBIT_CACHE or
+// the user's cache), which kilobit passes as KILOBIT_BUILD
+export const BUILD_ROOT = process.env.KILOBIT_BUILD || path.join(REPO, "build");
+export const FIRMWARE = path.join(BUILD_ROOT, "pico", "firmware.bin");
 const RP2040JS = path.join(HERE, "node_modules", "rp2040js", "package.json");
 
 /** null when the emulator can run, else a one-line message naming what to install or build. */

@@ -112,6 +112,20 @@ def fetched(*parts):
     return cache(*parts)
 
 
+def npm_how(folder):
+    """How to install the npm packages of a node runner's folder (tools/mpwasm, tools/pico)."""
+    if CHECKOUT:
+        return "bash scripts/setup.sh, or: cd %s && npm ci" % shown(folder)
+    return "cd %s && npm ci" % folder
+
+
+def child_env():
+    """The environment of the node runners kilobit starts (tools/mpwasm, tools/pico): they find
+    their builds (KILOBIT_BUILD) and the kbit package (KILOBIT_KBIT) where this module does, not
+    beside themselves, which an installed wheel or KILOBIT_CACHE would put elsewhere."""
+    return dict(os.environ, KILOBIT_BUILD=cache(), KILOBIT_KBIT=kbit())
+
+
 def shown(path):
     """A path as a message names it: relative to the checkout when inside it, else whole."""
     if CHECKOUT and os.path.abspath(path).startswith(REPO + os.sep):

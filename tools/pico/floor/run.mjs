@@ -14,10 +14,10 @@
 // 3 when the emulator stopped on an error, 124 after --timeout-s seconds (default 600).
 import fs from "node:fs";
 import path from "node:path";
-import { REPO, RUN_SLOT, createPico, writeAll } from "../emu.mjs";
+import { BUILD_ROOT, REPO, RUN_SLOT, createPico, writeAll } from "../emu.mjs";
 
 const HERE = path.dirname(new URL(import.meta.url).pathname);
-const BUILD = path.join(REPO, "build", "pico-floor");
+const BUILD = path.join(BUILD_ROOT, "pico-floor");
 const RP2040JS = path.join(HERE, "..", "node_modules", "rp2040js", "package.json");
 const PROGRAMS = ["learner", "predict", "assoc", "calib"];
 

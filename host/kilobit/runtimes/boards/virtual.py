@@ -135,7 +135,8 @@ def check_flash(path):
     from kilobit.runtimes.micropython import rp2040_sim
     from kilobit.runtimes.micropython.kbit_wasm import node
     p = subprocess.run([node(), rp2040_sim.BOARD_JS, "--flash", path, "--check"],
-                       capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
+                       env=paths.child_env())
     if p.returncode:
         lines = p.stderr.strip().splitlines() or ["board.mjs --check failed (%d)" % p.returncode]
         raise BoardError(lines[0].replace("board.mjs: ", "", 1))
@@ -201,7 +202,7 @@ class VirtualBoard(_PtyBoard):
             raise BoardError("virtual board: missing %s" % miss)
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.log if self.log is not None else subprocess.DEVNULL,
-                                     bufsize=0)
+                                     bufsize=0, env=paths.child_env())
         try:
             if self.tcp_port is not None:
                 self._server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

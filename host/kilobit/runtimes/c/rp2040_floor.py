@@ -52,7 +52,7 @@ def missing():
     if shutil.which("node") is None:
         return "node (Node.js 18+: apt-get install nodejs npm), for the RP2040 emulator"
     if not os.path.exists(EMULATOR):
-        return "npm package rp2040js (cd %s && npm ci)" % paths.shown(PICO)
+        return "npm package rp2040js (%s)" % paths.npm_how(PICO)
     if shutil.which("arm-none-eabi-gcc") is None:
         return "arm-none-eabi-gcc (apt-get install gcc-arm-none-eabi)"
     if shutil.which("make") is None:
@@ -91,7 +91,7 @@ def run(program, model=b"", steps_text="", timeout=600):
             cmd.append(mpath)
         try:
             r = subprocess.run(cmd, input=steps_text, capture_output=True, text=True,
-                               timeout=timeout + 60)
+                               timeout=timeout + 60, env=paths.child_env())
         except subprocess.TimeoutExpired:
             raise RuntimeFailure("rp2040-c: %s timed out after %ds" % (program, timeout)) from None
         if r.returncode != 0:

@@ -32,7 +32,7 @@ def missing_wasm():
     if node() is None:
         return "node (Node.js 18+, for the MicroPython WebAssembly build)"
     if not os.path.exists(MP_MODULE):
-        return "npm package %s (cd %s && npm ci)" % (NPM_PACKAGE, paths.shown(MPWASM))
+        return "npm package %s (%s)" % (NPM_PACKAGE, paths.npm_how(MPWASM))
     return None
 
 
@@ -54,7 +54,7 @@ def run(script_args, files=(), outs=(), mpy=False, heapsize=None, timeout=300, p
         cmd += ["--out", "%s=%s" % (fs_path, host_path)]
     stdin = subprocess.DEVNULL if input is None else None
     return subprocess.run(cmd + list(script_args), capture_output=True, text=True,
-                          timeout=timeout, input=input, stdin=stdin)
+                          timeout=timeout, input=input, stdin=stdin, env=paths.child_env())
 
 
 def error_text(stderr):

@@ -44,7 +44,7 @@ def missing():
     if node() is None:
         return "node (Node.js 18+: apt-get install nodejs npm), for the RP2040 emulator"
     if not os.path.exists(EMULATOR):
-        return "npm package rp2040js (cd %s && npm ci)" % paths.shown(PICO)
+        return "npm package rp2040js (%s)" % paths.npm_how(PICO)
     if not os.path.exists(os.path.join(CORE, "py", "mpconfig.h")):
         return ("MicroPython 1.23's core from PyPI's sdist mpy-cross-v6-3==1.1.1 under %s "
                 "(%s)" % (paths.shown(CORE), natmod.core_how()))
@@ -92,7 +92,7 @@ def run(script_args, files=(), outs=(), mpy=True, heapsize=None, timeout=900, pk
         cmd += ["--out", "%s=%s" % (fs_path, host_path)]
     cmd += list(extra)
     p = subprocess.run(cmd + list(script_args), capture_output=True, text=True,
-                       timeout=timeout + 60, input=input,
+                       timeout=timeout + 60, input=input, env=paths.child_env(),
                        stdin=subprocess.DEVNULL if input is None else None)
     if p.returncode == TIMED_OUT:
         raise subprocess.TimeoutExpired(cmd, timeout, p.stdout, p.stderr)
