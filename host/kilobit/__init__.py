@@ -12,7 +12,7 @@ def __getattr__(name):
             from kilobit import api
         except ImportError as e:
             raise ImportError("kilobit's Python API needs scikit-learn (pip install "
-                              "'kilobit[data]'): %s" % e) from None
+                              "'kilobit[api]'): %s" % e) from None
         return getattr(api, name)
     raise AttributeError("module 'kilobit' has no attribute %r" % name)
 
