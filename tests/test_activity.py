@@ -8,12 +8,12 @@ import os
 import re
 
 import numpy as np
-from test_boards import kilobit, mpremote
-from test_record import pico  # noqa: F401 (the emulated Pico served as a board: a fixture)
 
 from kilobit.core.paths import REPO
 from kilobit.data import BASICMOTIONS_CLASSES
 from kilobit.runtimes.host import HostRuntime
+from test_boards import kilobit, mpremote
+from test_record import pico  # noqa: F401 (the emulated Pico served as a board: a fixture)
 
 LIVE = os.path.join(REPO, "examples", "activity", "live.py")
 WINDOW, AXES = 50, 3

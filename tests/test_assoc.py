@@ -10,15 +10,13 @@ import numpy as np
 import pytest
 
 from conftest import need, replay_fields
-from kilobit.models.assoc import golden as AG, model as A
-from kilobit.runtimes.avr import kb_sim, protocol
 from kilobit.core import kbfile
 from kilobit.core.errors import ModelFileError
+from kilobit.models.assoc import firmware as AF, golden as AG, model as A
 from kilobit.runtimes import RuntimeFailure
+from kilobit.runtimes.avr import firmware, kb_sim, protocol
 from kilobit.runtimes.catalog import get
 from kilobit.runtimes.kinds import memory
-from kilobit.runtimes.avr import firmware
-from kilobit.models.assoc import firmware as AF
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -291,7 +289,6 @@ def sim():
 
 
 def test_uno_firmware_has_no_float_and_fits(sim):
-    from kilobit.runtimes.avr import fw_assoc as assoc_fw
     elf, sizes = firmware.build(A.AssocInt("I-I", 8, 1, 16, 10, 10).to_bytes(), "uno")
     nm = subprocess.run(["avr-nm", elf], capture_output=True, text=True).stdout
     floats = [ln for ln in nm.splitlines() if ln.split()[-1].startswith("__fp_")
@@ -417,6 +414,7 @@ def test_allocation_under_lock_fails_the_assoc_replay(tmp_path):
 
 def test_fwht_is_the_sylvester_hadamard_matrix_and_hadamard_keeps_distances():
     from scipy.linalg import hadamard as sylvester
+
     from kilobit.data import features as FE
     X = np.random.default_rng(3).normal(size=(6, 16))
     assert np.allclose(FE.fwht(X), X @ sylvester(16) / 4.0)
@@ -432,8 +430,8 @@ def test_fwht_is_the_sylvester_hadamard_matrix_and_hadamard_keeps_distances():
 
 
 def test_signs_are_the_contract_generators_top_bits():
-    from kilobit.data import features as FE
     from kilobit.core.rng import Rng, seed_state
+    from kilobit.data import features as FE
     g = Rng(seed_state(9))
     want = [-1.0 if g.next() & 0x8000 else 1.0 for _ in range(200)]
     got = FE.signs(200, 9)

@@ -13,18 +13,17 @@ import numpy as np
 import pytest
 
 from conftest import need
-from kilobit.runtimes.avr import kb_sim, firmware, protocol
 from kilobit import golden
-from kilobit.runtimes import catalog as rt
 from kilobit.bench import avr as bench_avr
 from kilobit.cli import DEFAULT_RUNTIMES, main
+from kilobit.models import learner
+from kilobit.models.rkp import firmware as rkp_firmware
 from kilobit.models.rkp.model import RKPInt
-from kilobit.runtimes import REPO, RuntimeFailure
+from kilobit.runtimes import REPO, RuntimeFailure, catalog as rt
+from kilobit.runtimes.avr import firmware, kb_sim, protocol
 from kilobit.runtimes.avr.sim_runtimes import Attiny2313SimRuntime, UnoSimRuntime, session
 from kilobit.runtimes.c.c_host import CHostRuntime
 from kilobit.runtimes.host import HostRuntime
-from kilobit.models import learner
-from kilobit.models.rkp import firmware as rkp_firmware
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILES = sorted(glob.glob(os.path.join(HERE, "golden", "rkp-*.json")))  # the rkp firmware's

@@ -9,8 +9,8 @@ import time
 import pytest
 
 from conftest import need
-from kilobit.runtimes.avr import kb_sim
 from kilobit.runtimes import REPO
+from kilobit.runtimes.avr import kb_sim
 
 MCUS = ["attiny2313", "atmega328p"]
 SIM_SRC = os.path.join(REPO, "firmware_c", "sim")

@@ -151,6 +151,7 @@ def test_a_replaced_file_keeps_its_mode_and_a_new_one_gets_the_umask(tmp_path):
 
 def test_a_fifo_is_written_in_place(tmp_path):
     import threading
+
     from kilobit.core import outfile
     fifo = str(tmp_path / "pipe")
     os.mkfifo(fifo)

@@ -21,8 +21,8 @@ import textwrap
 import time
 
 import pytest
-from conftest import need
 
+from conftest import need
 from kilobit.cli import main
 from kilobit.models.rkp.model import RKPInt
 from kilobit.runtimes import buildcache, cnames, export

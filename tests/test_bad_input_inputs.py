@@ -18,7 +18,6 @@ from conftest import need
 from kilobit.core import inputs, kbfile
 from kilobit.core.errors import KilobitError
 from kilobit.models import registry
-from kilobit.models.rkp.model import RKPInt
 
 TIMEOUT = 300  # a command that opens its FIFO a second time waits for ever: the test fails
 
@@ -238,8 +237,7 @@ def test_golden_make_honours_or_refuses_every_parameter(tmp_path):
     import io
     import json
 
-    from kilobit.cli import golden as golden_cli
-    from kilobit.cli import main
+    from kilobit.cli import golden as golden_cli, main
     out = tmp_path / "g.json"
     for spec in registry.REGISTRY:
         for pname in sorted(set(golden_cli.params_of(spec)) - {"seed", "steps"}):

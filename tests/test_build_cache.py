@@ -13,8 +13,8 @@ import sys
 import textwrap
 
 import pytest
-from conftest import need
 
+from conftest import need
 from kilobit.models.rkp.model import RKPInt
 from kilobit.runtimes import export
 from kilobit.runtimes.avr import kb_sim

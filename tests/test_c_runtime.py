@@ -16,8 +16,8 @@ import pytest
 
 from conftest import need
 from kilobit.core import kbfile
-from kilobit.models.rkp.model import RKPInt, mem_bytes, power_table, weight
 from kilobit.core.rng import Rng, seed_state
+from kilobit.models.rkp.model import RKPInt, mem_bytes, power_table, weight
 from kilobit.runtimes import REPO, RuntimeFailure
 from kilobit.runtimes.c.c_host import CHostConstRuntime, CHostRuntime, build, format_steps
 from kilobit.runtimes.host import HostRuntime
@@ -256,6 +256,7 @@ def test_other_code_paths_replay_every_learner_golden_file(bindir, name, defs):
     every RKP and CKP golden file bit for bit."""
     import glob
     import json
+
     from kilobit.golden import compare, replay_doc
     r = subprocess.run(["make", "-s", "-C", FIRMWARE, "BUILD=" + os.path.dirname(bindir),
                         "replay-const", "NAME=" + name, "DEFS=" + defs],

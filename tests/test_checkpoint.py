@@ -13,8 +13,7 @@ from conftest import need
 from kbit import test_checkpoint as T
 from kbit.checkpoint import Checkpoint
 from kilobit.models import registry
-from kilobit.runtimes.micropython import kbit_wasm
-from kilobit.runtimes.micropython import kbit_unix
+from kilobit.runtimes.micropython import kbit_unix, kbit_wasm
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "device", "kbit", "test_checkpoint.py")

@@ -8,10 +8,9 @@ interrupted save and then answers exactly as the host integer reference.
 The emulated Pico's file table drops a file still open for writing at a cut, so a torn PATH.new
 cannot happen there: that case is cut at every write in tests/test_checkpoint.py (the example on
 the unix port) and tests/test_littlefs.py."""
+from kilobit.models.rkp.model import RKPInt
 from test_boards import host_rkp_codes, kilobit, mpremote
 from test_pico_board import need_pico
-
-from kilobit.models.rkp.model import RKPInt
 
 
 def _files(vb):

@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 
 from conftest import need
-from kilobit.models.ckp import model as ckp
 from kilobit import data, golden
-from kilobit.models import learner
-from kilobit.models.ckp import golden as ckp_golden
-from kilobit.models.ckp import firmware as ckp_fw
-from kilobit.runtimes.avr import firmware
+from kilobit.cli import main
 from kilobit.core import kbfile
-from kilobit.models.ckp.model import (FLOAT_BITS,
+from kilobit.core.errors import DataError, ModelFileError
+from kilobit.models import learner
+from kilobit.models.ckp import firmware as ckp_fw, golden as ckp_golden, model as ckp
+from kilobit.models.ckp.model import (
+    FLOAT_BITS,
     CKPFloat,
     CKPInt,
     loss_q,
@@ -29,10 +29,10 @@ from kilobit.models.ckp.model import (FLOAT_BITS,
     quant_loss,
     quantize,
     schedule,
-    slot_bits)
-from kilobit.cli import main
-from kilobit.core.errors import DataError, ModelFileError
+    slot_bits,
+)
 from kilobit.runtimes import RuntimeFailure
+from kilobit.runtimes.avr import firmware
 from kilobit.runtimes.catalog import get
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -331,9 +331,10 @@ def test_ckp_golden_set_covers_its_paths():
 def test_firmware_header_on_the_host_c_build(tmp_path):
     """The generated header (compile-time parameters, flash tables, a trained memory) drives
     kb_replay on the host: the ATtiny's code path, checked against the host reference."""
+    import subprocess
+
     from kilobit.runtimes.c.c_host import CHostRuntime
     from kilobit.runtimes.host import HostRuntime
-    import subprocess
     need(CHostRuntime().missing())
     m = _random_model(P=6, M=2, L=560, width=100, n=500)
     model = m.to_bytes()
@@ -448,6 +449,7 @@ def test_avr_firmware_is_float_free_and_the_attiny_verdict_is_measured():
     not assumed (docs/benchmarks/ckp.md reports it)."""
     import re
     import subprocess
+
     from kilobit.runtimes.avr import kb_sim
     need(kb_sim.missing())
     model = bytes.fromhex(golden.load(os.path.join(
@@ -468,8 +470,8 @@ def test_banana_70_byte_build_on_the_attiny_core():
     flash: every reply and the final memory equal CKPInt's, over 800 examples that add, lower
     the precision and replace. Its static RAM leaves the ATtiny2313 its stack reserve; the
     program size is docs/benchmarks/ckp.md's verdict."""
-    from kilobit.runtimes.avr import kb_sim, firmware
     from kilobit.bench import ckp as bench
+    from kilobit.runtimes.avr import firmware, kb_sim
     need(kb_sim.missing())
     r = bench.measure_avr("attiny4313", 0, limit=800)
     assert r["identical"] and 1 < r["count"] < max_svs(560, 2)
@@ -482,8 +484,9 @@ def test_banana_70_byte_build_fits_attiny2313():
     and every reply and the final memory equal CKPInt's over 800 examples. The step linked is
     the assembly (firmware_c/avr/kb_ckp_step.S), not kb_ckp.h's C."""
     import subprocess
-    from kilobit.runtimes.avr import kb_sim
+
     from kilobit.bench import ckp as bench
+    from kilobit.runtimes.avr import kb_sim
     need(kb_sim.missing())
     r = bench.measure_avr("attiny2313", 0, limit=800)
     assert r["flash"] <= 2048 and r["static"] + r["stack"] <= 128, r

@@ -16,11 +16,10 @@ import numpy as np
 import pytest
 
 from conftest import need
-from kilobit.models.ckp import firmware as ckp_fw
-from kilobit.runtimes.avr import kb_sim, firmware
-from kilobit.models.ckp import model as ckp
-from kilobit.models.ckp.model import CKPInt
 from kilobit.core.kernel import weight, weights
+from kilobit.models.ckp import firmware as ckp_fw, model as ckp
+from kilobit.models.ckp.model import CKPInt
+from kilobit.runtimes.avr import firmware, kb_sim
 
 HARNESS = os.path.join(kb_sim.SIM_DIR, "test_ckp_logw.c")
 KEYS = 1 << 16

@@ -79,8 +79,8 @@ def test_demo_runs_the_main_job_on_every_runtime(tmp_path, capsys):
     """README's first command: train on the host, then every device runtime keeps learning and
     makes the host's predictions exactly (toolchains missing fail under CI=true)."""
     from conftest import need
-    from kilobit.runtimes import catalog as rt
     from kilobit.cli import DEMO_RUNTIMES
+    from kilobit.runtimes import catalog as rt
 
     for name in DEMO_RUNTIMES:
         need(rt.get(name).missing())

@@ -1,6 +1,5 @@
 """kilobit.data: built-in splits, determinism, train-only scaling, and every CSV error."""
 import importlib.util
-
 import re
 
 import numpy as np

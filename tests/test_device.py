@@ -13,13 +13,13 @@ import random
 import re
 
 import pytest
-from conftest import need, replay_fields
 
+from conftest import need, replay_fields
 from kilobit.core import kbfile
+from kilobit.core.paths import REPO
 from kilobit.models.rkp.model import RKPInt, mem_bytes, power_table
 from kilobit.runtimes import RuntimeFailure
 from kilobit.runtimes.catalog import get
-from kilobit.core.paths import REPO
 from kilobit.runtimes.micropython.kbit_wasm import MicroPythonRuntime, missing_wasm, mpy_cross, run
 
 KBIT = os.path.join(REPO, "device", "kbit")
@@ -137,7 +137,8 @@ def test_mip_manifest_lists_the_package():
         pkg = json.load(f)
     assert pkg["version"]
     listed = {target: url for target, url in pkg["urls"]}
-    from kilobit.runtimes.boards import package_modules  # every module but the tests (generated file)
+    # every module but the tests (generated file)
+    from kilobit.runtimes.boards import package_modules
     assert sorted(listed) == sorted("kbit/" + n for n in package_modules())
     for target, url in listed.items():  # relative urls: resolved next to package.json
         assert url == target.split("/", 1)[1]

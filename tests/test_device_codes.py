@@ -245,6 +245,7 @@ def test_the_c_host_tools_refuse_a_code_outside_the_model(tmp_path, pick, tool, 
     after the good step's row (nothing of the bad step printed)."""
     import json
     import subprocess
+
     from kilobit.runtimes.c.build import build
     from kilobit.runtimes.c.c_host import CHostRuntime
     need(CHostRuntime().missing())

@@ -14,15 +14,14 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import need
 
+from conftest import need
 from kilobit import arduino
 from kilobit.cli import main as cli_main
 from kilobit.core.paths import REPO
 from kilobit.models import registry
 from kilobit.runtimes import export
-from kilobit.runtimes.avr import arduino as sketches
-from kilobit.runtimes.avr import firmware
+from kilobit.runtimes.avr import arduino as sketches, firmware
 
 WORK = os.path.join(REPO, "build", "test-export")
 TYPES = [t for ex in arduino.EXAMPLES for t, _ in ex.models]

@@ -13,8 +13,8 @@ import contextlib
 import io
 
 import pytest
-from conftest import need
 
+from conftest import need
 from kilobit.cli import main
 from kilobit.runtimes import export
 

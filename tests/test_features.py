@@ -8,14 +8,13 @@ from array import array
 
 import numpy as np
 import pytest
-from conftest import need
 
+from conftest import need
+from kbit import features as kf
 from kilobit.core.errors import DataError
 from kilobit.core.features import DEFAULT, window_features
 from kilobit.runtimes.micropython import kbit_unix
 from kilobit.runtimes.micropython.kbit_wasm import missing_wasm, run as wasm_run
-
-from kbit import features as kf
 
 
 def contract(w, A):

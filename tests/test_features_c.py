@@ -14,13 +14,13 @@ import subprocess
 
 import numpy as np
 import pytest
-from conftest import need
-from test_features import edge_windows, random_windows
-from test_fft import SELECTIONS, want
 
+from conftest import need
 from kilobit.core.features import window_features
 from kilobit.core.paths import REPO
 from kilobit.runtimes.avr import firmware, kb_sim
+from test_features import edge_windows, random_windows
+from test_fft import SELECTIONS, want
 
 FIRMWARE = os.path.join(REPO, "firmware_c")
 CFLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror"] + list(firmware.WARN)

@@ -11,16 +11,15 @@ from array import array
 
 import numpy as np
 import pytest
+
 from conftest import need
-from test_features import run_script
-
-from kilobit.core.errors import DataError
-from kilobit.core.features import DEFAULT, W, Spec, extract, fft_bands, window_features
-from kilobit.runtimes.micropython import kbit_unix
-from kilobit.runtimes.micropython.kbit_wasm import missing_wasm, run as wasm_run
-
 from kbit import fft as kfft
 from kbit.features import Extractor
+from kilobit.core.errors import DataError
+from kilobit.core.features import DEFAULT, Spec, W, extract, fft_bands, window_features
+from kilobit.runtimes.micropython import kbit_unix
+from kilobit.runtimes.micropython.kbit_wasm import missing_wasm, run as wasm_run
+from test_features import run_script
 
 SIZES = (5, 6, 7, 8)  # p: P = 32 .. 256
 

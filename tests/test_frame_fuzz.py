@@ -9,7 +9,7 @@ import os
 import pytest
 
 from conftest import need
-from kilobit.runtimes.avr import kb_sim, framefuzz, protocol
+from kilobit.runtimes.avr import framefuzz, kb_sim, protocol
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

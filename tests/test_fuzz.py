@@ -9,8 +9,6 @@ import re
 import shutil
 import subprocess
 
-import pytest
-
 from conftest import need
 
 HERE = os.path.dirname(os.path.abspath(__file__))

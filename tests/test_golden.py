@@ -7,11 +7,11 @@ import pytest
 
 from conftest import need
 from kilobit import golden
-from kilobit.runtimes import catalog as rt
-from kilobit.runtimes.base import Runtime, RuntimeFailure
 from kilobit.cli import DEFAULT_RUNTIMES, main
 from kilobit.models import registry
 from kilobit.models.rkp.model import RKPInt
+from kilobit.runtimes import catalog as rt
+from kilobit.runtimes.base import Runtime, RuntimeFailure
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILES = sorted(glob.glob(os.path.join(HERE, "golden", "*.json")))

@@ -10,8 +10,8 @@ import re
 import struct
 
 import pytest
-from conftest import need
 
+from conftest import need
 from kilobit import golden
 from kilobit.cli import main
 from kilobit.core import goldenfeatures

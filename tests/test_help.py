@@ -89,6 +89,7 @@ def test_quiet_and_seed_where_they_make_sense():
 def test_data_list_is_the_table_and_loads_as_it_says():
     """`kilobit data list` prints DATASETS; each data set loads here with its row's sizes."""
     import numpy as np
+
     from kilobit.cli.data import table
     rows = table()
     assert [r[0] for r in rows] == list(data.NAMES)

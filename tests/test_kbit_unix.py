@@ -8,8 +8,8 @@ import pytest
 
 from conftest import need
 from kilobit import golden
-from kilobit.runtimes.micropython import kbit_unix
 from kilobit.runtimes.base import RuntimeFailure
+from kilobit.runtimes.micropython import kbit_unix
 from kilobit.runtimes.micropython.mpwasm import REPLAY
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -19,14 +19,13 @@ import os
 import re
 import subprocess
 import sys
-import tomllib
 import zipfile
 
 import pytest
-
-from conftest import need
+import tomllib
 
 import kilobit
+from conftest import need
 from kilobit import arduino
 from kilobit.core import about
 from kilobit.core.errors import KilobitError

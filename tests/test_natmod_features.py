@@ -11,8 +11,8 @@ wrong length or type, a bool for axes, keywords) raises the bytecode's exception
 nothing written."""
 import numpy as np
 import pytest
-from conftest import need
 
+from conftest import need
 from kilobit.core import features as hf
 from kilobit.runtimes.micropython import kbit_unix, natmod, rp2040_sim
 

@@ -8,10 +8,10 @@ not take (a list, no out, a wrong length or type, a reading outside -2^30 .. 2^3
 raises the bytecode's exception type, nothing written."""
 import numpy as np
 import pytest
-from conftest import need
-from test_quant_c import MODELS, base_payload, frame, n_inputs, quant_section
 
+from conftest import need
 from kilobit.runtimes.micropython import kbit_unix, natmod, rp2040_sim
+from test_quant_c import MODELS, base_payload, frame, n_inputs, quant_section
 
 
 @pytest.fixture(scope="module", params=["x64", "armv6m"])

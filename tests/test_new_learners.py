@@ -25,20 +25,23 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import need
 
-from kbit import kernel as kb_kernel
-from kbit import tables
+from conftest import need
+from kbit import kernel as kb_kernel, tables
 from kbit.assoc import Assoc
 from kbit.ckp import CKP
 from kbit.rkp import RKP
 from kilobit.core.goldenfile import compare
 from kilobit.core.paths import REPO
 from kilobit.golden import replay_doc
-from kilobit.models.ckp.model import CKPInt, NORM_MAX, loss_q, quant_loss
-from kilobit.models.ckp.model import power_table as ckp_host_table
-from kilobit.models.rkp.model import RKPInt
-from kilobit.models.rkp.model import power_table as rkp_host_table
+from kilobit.models.ckp.model import (
+    NORM_MAX,
+    CKPInt,
+    loss_q,
+    power_table as ckp_host_table,
+    quant_loss,
+)
+from kilobit.models.rkp.model import RKPInt, power_table as rkp_host_table
 from kilobit.runtimes.catalog import get
 
 GOLDEN = os.path.join(REPO, "tests", "golden")
@@ -384,6 +387,7 @@ def test_new_learners_take_the_users_labels():
     keeps them (contract 4.1) and kbit.load gives them back; a wrong count or label is refused
     before anything is made."""
     import io
+
     import kbit
     from kbit.ckp import CKP
     from kbit.rkp import RKP
@@ -409,7 +413,9 @@ def test_new_learners_take_the_raw_readings_range():
     sensor's range; its file's quantizer on the host makes the same codes of every reading."""
     import io
     from array import array
+
     import numpy as np
+
     from kbit.ckp import CKP
     from kbit.rkp import RKP
     from kilobit.models import registry

@@ -24,13 +24,21 @@ import subprocess
 import pytest
 
 from conftest import need
-from test_boards import (BANANA, banana, children, deploy_and_run_examples, kilobit,  # noqa: F401
-                         mpremote, need_virtual, serve, stop)
-from test_deploy_verify import train, verified_line
-
 from kilobit.runtimes import REPO
 from kilobit.runtimes.base import RuntimeFailure
 from kilobit.runtimes.micropython import rp2040_sim
+from test_boards import (  # noqa: F401
+    BANANA,
+    banana,
+    children,
+    deploy_and_run_examples,
+    kilobit,
+    mpremote,
+    need_virtual,
+    serve,
+    stop,
+)
+from test_deploy_verify import train, verified_line
 
 
 def need_pico():

@@ -23,11 +23,10 @@ import time
 import pytest
 
 from conftest import need
-from test_boards import children, kilobit, mpremote, serve, stop
-from test_pico_board import need_pico
-
 from kilobit.runtimes.micropython import rp2040_sim
 from kilobit.runtimes.micropython.kbit_wasm import node
+from test_boards import children, kilobit, mpremote, serve, stop
+from test_pico_board import need_pico
 
 # fs.c's layout (tools/pico/README.md, "The file table")
 REGION = 0x200000 - 0x0A0000

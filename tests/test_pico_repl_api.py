@@ -3,7 +3,6 @@ with its armv6m native modules, as `kilobit deploy` installs it): one script loa
 of the five types with kbit.load, turns raw int16 accelerometer readings into codes with
 m.quantize (the model file's own integer quantizer) and predicts; every answer, the user's label
 included, equals the host's."""
-import os
 
 import numpy as np
 import pytest

@@ -177,6 +177,7 @@ def test_kbit_window_answers_as_the_host_and_learns(trained):
     sys.path.insert(0, KBIT)
     try:
         import io
+
         import kbit
         from kbit.pipeline import Window
         m = kbit.load(str(model))
@@ -226,6 +227,7 @@ def test_export_header_goes_from_a_window_to_the_inputs(trained, tmp_path):
     then the integer quantizer): the same inputs as the host's for every window, built with
     warnings as errors (the export itself builds it for the Uno too)."""
     import shutil
+
     from conftest import need
     from kilobit.runtimes.host import HostRuntime
     need(None if shutil.which("gcc") else "gcc")

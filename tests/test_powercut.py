@@ -12,8 +12,8 @@ import tempfile
 import pytest
 
 from conftest import need
-from kilobit.runtimes.avr import kb_sim, firmware, powercut, protocol
 from kilobit.core import goldenfile
+from kilobit.runtimes.avr import firmware, kb_sim, powercut, protocol
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(HERE, "golden")

@@ -10,10 +10,12 @@ import pytest
 
 from conftest import need
 from kilobit import data
-from kilobit.core import smat
 from kilobit.cli import main
+from kilobit.core import smat
 from kilobit.core.errors import DataError, KilobitError
-from kilobit.models.protonn.train import (ProtoNN,
+from kilobit.models.protonn.model import ProtoNNInt, fixed_bytes
+from kilobit.models.protonn.train import (
+    ProtoNN,
     ProtoNNFloat,
     armijo_step,
     hard_threshold,
@@ -22,8 +24,8 @@ from kilobit.models.protonn.train import (ProtoNN,
     per_class_counts,
     quantize_model,
     split_budget,
-    train)
-from kilobit.models.protonn.model import ProtoNNInt, fixed_bytes
+    train,
+)
 from kilobit.runtimes.catalog import get
 
 

@@ -463,8 +463,8 @@ def test_uno_partial_fields_cannot_pass_vacuously():
 # The replay script with a ProtoNN whose predict allocates (one bytes object): under the lock of
 # tools/replay/replay_predict.py it must fail with MemoryError; the real kbit passes the same.
 def test_heap_lock_is_real_for_protonn_on_micropython(tmp_path):
-    from kilobit.runtimes.micropython.kbit_wasm import missing_wasm, run
     from kilobit.runtimes.kinds import MPREDICT as MPREPLAY
+    from kilobit.runtimes.micropython.kbit_wasm import missing_wasm, run
     need(missing_wasm())
     m = random_model(20, 4, 6, 3, 8, 8, 0, 1, 1, 1, seed=9)
     model = tmp_path / "m.kb"

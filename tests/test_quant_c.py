@@ -11,8 +11,8 @@ import zlib
 
 import numpy as np
 import pytest
-from conftest import need
 
+from conftest import need
 from kilobit.core.paths import REPO
 from kilobit.models import registry
 from kilobit.runtimes import export

@@ -8,8 +8,8 @@ The emulator counts cycles deterministically, so the figure is the same at every
 script itself stops when the native and bytecode codes differ (tests/test_natmod_quant.py holds
 both to the host's contract on the Pico too)."""
 import pytest
-from conftest import need
 
+from conftest import need
 from kilobit.bench import quant_rp2040, rp2040
 from kilobit.core.errors import KilobitError
 from kilobit.runtimes.micropython import natmod, rp2040_sim

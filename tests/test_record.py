@@ -24,11 +24,10 @@ import numpy as np
 import pytest
 
 from conftest import need
-from test_boards import kilobit, mpremote, need_virtual
-
 from kilobit import record as rec
 from kilobit.cli import main
 from kilobit.runtimes.micropython import rp2040_sim
+from test_boards import kilobit, mpremote, need_virtual
 
 #: machine, faked for these tests, for the emulated Pico (no float) and CPython alike. Its
 #: register facts are typed here from the datasheets, apart from kbit.sensor's own table.
@@ -392,6 +391,7 @@ def _write(tmp_path, name, text):
 
 def test_stream_reads_decimal_text_and_stops_at_its_end():
     import io
+
     from kbit.sensor import SensorError, Stream
     w = [0] * 6
     s = Stream(io.BytesIO(b"  12,-3\n-32768 x32767;+0 -5 e 9"), axes=2)
@@ -411,9 +411,10 @@ def test_stream_reads_decimal_text_and_stops_at_its_end():
 
 
 def test_sampler_paces_and_times_out():
-    import time
-    from kbit.sensor import Sampler, Stream, WindowTimeout
     import io
+    import time
+
+    from kbit.sensor import Sampler, Stream, WindowTimeout
     s = Sampler(Stream(io.BytesIO(b"1 2 3 4 5 6 7 8 9 10 "), axes=2), 5, 3000)
     t0 = time.monotonic()
     assert list(s.fill()) == list(range(1, 11))
@@ -438,7 +439,7 @@ def test_sampler_paces_and_times_out():
 
 @pytest.mark.parametrize("kind", ["mpu6050", "adxl345", "lis3dh"])
 def test_accel_decodes_each_chip_and_refuses_another(kind):
-    from kbit.sensor import Accel, SensorError, Sampler
+    from kbit.sensor import Accel, Sampler, SensorError
     ns = fake()
     a = Accel(ns["I2C"](0, mode=kind), kind=kind, hz=100)
     s = Sampler(a, 4, 100)

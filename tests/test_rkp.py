@@ -10,15 +10,17 @@ import pytest
 from kilobit.core import kbfile
 from kilobit.core.errors import ModelFileError
 from kilobit.core.quant import MinMaxScaler, quantize
-from kilobit.models.rkp.model import (KERNELS,
+from kilobit.core.rng import Rng, seed_state
+from kilobit.models.rkp.model import (
+    KERNELS,
+    RandomKernelPerceptron,
     RKPFloat,
     RKPInt,
-    RandomKernelPerceptron,
     mem_bytes,
     power_table,
     weight,
-    weights)
-from kilobit.core.rng import Rng, seed_state
+    weights,
+)
 
 
 def test_rng_first_outputs_and_period():

@@ -105,6 +105,7 @@ def test_the_uno_tree_walk_at_every_shift(uno, eT, ws, vs, seed):
     w saturating (+-32767), v at and past +-one, w = 0, and the classes whose W or V row the
     derived table leaves out."""
     import numpy as np
+
     from kilobit.models.bonsai.model import BonsaiInt
     r = random_bonsai(40, 6, 2, 5, 8, 8, S, S, seed=seed)
     g = np.random.default_rng(seed)
@@ -163,6 +164,7 @@ def test_the_uno_distance_kernel_at_every_shift(uno, pendigits_protonn, case):
     and one score (S in registers, the labels in the group table); d = 9 (odd: a half turn), m =
     22 (a padded group)."""
     import numpy as np
+
     from kilobit.models.protonn import firmware
     p, inputs = pendigits_protonn
     ramp = np.linspace(32767, 1, 255).astype(np.int64)

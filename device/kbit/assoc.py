@@ -24,12 +24,17 @@ which runs (NATIVE_WHY why not), `use_native(False)` switches back. Values that 
 array("b") take the bytecode anyway. As in kbit.rkp, the kernel's context `_ctx` is made with
 the model and keeps no state of its own (firmware_c/natmod/kbn_mp.h).
 """
-from .compat import const, lock as _lock, unlock as _unlock, check_codes as _check_codes, \
-    label_id as _label_id, label_of as _label_of
-
 from array import array
 
 from . import kbfile
+from .compat import (
+    check_codes as _check_codes,
+    const,
+    label_id as _label_id,
+    label_of as _label_of,
+    lock as _lock,
+    unlock as _unlock,
+)
 from .kbfile import Inputs, read_trailer, trailer
 from .rng import scale, step
 

@@ -28,14 +28,23 @@ says which runs (NATIVE_WHY why not); `use_native(False)` switches back (between
 the middle of one). The native kernel keeps 1 + 2L dot products on the C stack, so it takes at
 most 64 classes: a model with more runs the bytecode (its `native` is False).
 """
-from .compat import const
-
 from array import array
 
 from . import kbfile, smat
-from .proj import ACT_MAX, HEAD as _HEAD, PROJ_MAX, SHIFT_MAX, SMALL, Model, Proj, decide, \
-    head, rshift_round, sat
-from .proj import check as _check_proj
+from .compat import const
+from .proj import (
+    ACT_MAX,
+    HEAD as _HEAD,
+    SHIFT_MAX,
+    SMALL,
+    Model,
+    Proj,
+    check as _check_proj,
+    decide,
+    head,
+    rshift_round,
+    sat,
+)
 
 # the head: wbits in_bits dims(u16) proj (kbit.proj), then depth classes tanh_bits
 DEPTH_MAX = const(6)

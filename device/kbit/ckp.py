@@ -25,14 +25,19 @@ not), `use_native(False)` switches back. Codes that are not a buffer of bytes (a
 the bytecode either way. As in kbit.rkp, the kernel's context `_ctx` is made with the model and
 keeps no state of its own (firmware_c/natmod/kbn_mp.h).
 """
-from .compat import const, lock as _lock, unlock as _unlock, check_codes as _check_codes
-from .compat import bounds as _bounds, label_names as _label_names
-
 from array import array
 
 from . import kbfile
-from .kernel import TABLE_MAX as _TABLE_MAX, _weight, check_table
+from .compat import (
+    bounds as _bounds,
+    check_codes as _check_codes,
+    const,
+    label_names as _label_names,
+    lock as _lock,
+    unlock as _unlock,
+)
 from .kbfile import Binary, read_trailer, trailer
+from .kernel import TABLE_MAX as _TABLE_MAX, _weight, check_table
 from .rng import scale, step
 
 _CAP = const(0x3FFFFFFF)  # largest MicroPython small int

@@ -71,7 +71,7 @@ try:
 
 except ImportError:
     try:
-        from time import ticks_us as ticks, ticks_diff
+        from time import ticks_diff, ticks_us as ticks
 
         TICKS = "us"
 

@@ -15,10 +15,9 @@ integer FFT, contract 13, kbit.fft) runs through an Extractor, which owns every 
     ex = Extractor(3, 100, mask=0x13, p=6, bands=8)   # mean, mad, energy, fft64:8 of 3 x 100
     ex.run(window)                                    # ex.out: array("i") of 3 * ex.per_axis
 """
-from .compat import const, lock as _lock, unlock as _unlock, ints as _ints
-
 from array import array
 
+from .compat import const, ints as _ints, lock as _lock, unlock as _unlock
 from .fft import bands as _bands, twiddles as _twiddles
 
 F = const(7)

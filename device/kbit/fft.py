@@ -10,9 +10,9 @@ the bytecode that the native module _kb_features replaces. Everything here is in
 past the buffers made once, allocates nothing: every intermediate stays below 2^30 (contract 13,
 widths), a MicroPython small int, and re/im stay within int16.
 """
-from .compat import const
-
 from array import array
+
+from .compat import const
 
 #: W[k] = round(32767 cos(2 pi k / 256)), k = 0..64: a quarter wave gives every twiddle
 W = array("h", (32767, 32757, 32728, 32678, 32609, 32521, 32412, 32285, 32137, 31971, 31785,

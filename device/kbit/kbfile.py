@@ -8,9 +8,14 @@ read straight into its own buffer: loading never holds the file twice) and check
 CRC-32 in `finish()`. The CRC is computed in two 16-bit halves, so MicroPython stays in small
 ints. Errors are `ModelFileError` (a ValueError) with a distinct message per cause.
 """
-from .compat import const, lock as _lock, unlock as _unlock, check_codes as _check_codes, \
-    label_id as _label_id, label_of as _label_of
-
+from .compat import (
+    check_codes as _check_codes,
+    const,
+    label_id as _label_id,
+    label_of as _label_of,
+    lock as _lock,
+    unlock as _unlock,
+)
 
 MAGIC = b"KBIT"
 VERSION = const(1)

@@ -21,12 +21,17 @@ input: `update_run(0, codes)`), with the same refusals, checked for the whole ru
 anything changes. `update`, `update_run` and `finish` allocate nothing and lock the heap while
 they run (where the port has micropython.heap_lock), as kbit.rkp does.
 """
-from .compat import const, lock as _lock, unlock as _unlock, check_codes as _check_codes, \
-    ints as _ints, label_of as _label_of
-
 from array import array
 
 from . import kbfile, smat
+from .compat import (
+    check_codes as _check_codes,
+    const,
+    ints as _ints,
+    label_of as _label_of,
+    lock as _lock,
+    unlock as _unlock,
+)
 from .kbfile import Inputs, read_trailer, trailer
 
 SMALL = const(0x3FFFFFFF)

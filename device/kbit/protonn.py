@@ -28,14 +28,23 @@ the payload `buf` is then a bytes (what was checked cannot change). `m.native` s
 (NATIVE_WHY why not); `use_native(False)` switches back (between inputs, not in the middle of
 one).
 """
-from .compat import const
-
 from array import array
 
 from . import kbfile, smat
-from .proj import ACT_MAX, HEAD as _HEAD, PROJ_MAX, SHIFT_MAX, SMALL, Model, Proj, decide, \
-    head, rshift_round, sat
-from .proj import check as _check_proj
+from .compat import const
+from .proj import (
+    ACT_MAX,
+    HEAD as _HEAD,
+    SHIFT_MAX,
+    SMALL,
+    Model,
+    Proj,
+    check as _check_proj,
+    decide,
+    head,
+    rshift_round,
+    sat,
+)
 
 # the head: wbits in_bits dims(u16) d (kbit.proj), then m classes multilabel
 BSHIFT_MAX = const(8)

@@ -13,10 +13,10 @@ A model file's trailer (contract 4.1) is read by kbit.kbfile.read_trailer and wr
 kbit.kbfile.trailer; for a trailer with extras (quantizer, labels, float scaler) they import
 this module to do it (read_extras, trailer): a model without extras never imports it.
 """
-from .compat import const, lock as _lock, unlock as _unlock, ints as _ints
-from .kbfile import Inputs  # its quantize is the native module's too (below)
-
 from array import array
+
+from .compat import const, ints as _ints, lock as _lock, unlock as _unlock
+from .kbfile import Inputs  # its quantize is the native module's too (below)
 
 _Q_TOTAL = const(28)  # S + b: (x - lo) * M + R stays below 2^30, a small int
 _SPAN_MAX = const(0x0FFFFFFF)

@@ -31,16 +31,21 @@ attributes, checked as the loader checks them, and keeps no state of its own: co
 mistake and memory stay plain attributes, and the native module binds again, with every check,
 whenever Python has set, replaced or resized one of them (firmware_c/natmod/kbn_mp.h).
 """
-from .compat import const, lock as _lock, unlock as _unlock, check_codes as _check_codes
-from .compat import bounds as _bounds, label_names as _label_names
-
 from array import array
 
 from . import kbfile
-# check_table and weight are part of this module's API too
-from .kernel import TABLE_MAX as _TABLE_MAX, _weight, check_table, weight  # noqa: F401
-from .kernel import power_table
+from .compat import (
+    bounds as _bounds,
+    check_codes as _check_codes,
+    const,
+    label_names as _label_names,
+    lock as _lock,
+    unlock as _unlock,
+)
 from .kbfile import Binary, read_trailer, trailer
+
+# check_table and weight are part of this module's API too
+from .kernel import TABLE_MAX as _TABLE_MAX, _weight, check_table, power_table, weight
 from .rng import scale, step
 
 LAPLACE = const(0)

@@ -20,12 +20,12 @@ sampled with no allocation (no collection can stall the pacing):
 Sensor errors (absent at its address, a wrong chip, a stream that ended) are SensorError; a
 window that takes longer than its timeout is WindowTimeout, a SensorError too.
 """
-from .compat import const
-
 from array import array
 
+from .compat import const
+
 try:
-    from time import ticks_us, ticks_diff, ticks_add, sleep_us
+    from time import sleep_us, ticks_add, ticks_diff, ticks_us
 except ImportError:  # CPython: the host runs this module in its tests
     import time as _time
 

@@ -12,7 +12,6 @@ Nothing here allocates after import: results go into caller-owned arrays.
 """
 from .compat import const
 
-
 DENSE = const(0)
 SPARSE = const(1)
 

@@ -16,9 +16,9 @@ bits). The host's loss table is this code (kilobit.models.ckp.loss_table): the p
 formula gives the same bytes except where C * loss_q is within float rounding of an integer
 (tests/test_new_learners.py).
 """
-from .compat import const
-
 from array import array
+
+from .compat import const
 
 _F = const(128)
 _LN2 = 0xB17217F7D1CF79ABC9E3B39803F2F6AF  # floor(ln 2 * 2^128)

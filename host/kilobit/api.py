@@ -221,8 +221,7 @@ class Bonsai(_Predictor):
         self.bits, self.in_bits, self.epochs, self.seed = bits, in_bits, epochs, seed
 
     def _trainer(self):
-        from kilobit.models.bonsai.model import Bonsai as Trainer
-        from kilobit.models.bonsai.model import check_params
+        from kilobit.models.bonsai.model import Bonsai as Trainer, check_params
         err = check_params(self.bits, self.in_bits, 1, self.proj, self.depth, 2, 1)
         if err:
             raise ValueError("bad Bonsai parameters: " + err)
@@ -248,8 +247,7 @@ class ProtoNN(_Predictor):
         self.gamma, self.table, self.seed = gamma, table, seed
 
     def _trainer(self):
-        from kilobit.models.protonn.train import TABLE_DEFAULT
-        from kilobit.models.protonn.train import ProtoNN as Trainer
+        from kilobit.models.protonn.train import TABLE_DEFAULT, ProtoNN as Trainer
         return Trainer(d=self.proj, m=self.prototypes, budget=self.budget_bytes,
                        gamma=self.gamma, wbits=self.bits, in_bits=self.in_bits,
                        epochs=tuple(self.epochs), batch=self.batch,

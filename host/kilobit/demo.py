@@ -10,9 +10,9 @@ import time
 
 from kilobit import data
 from kilobit.core import kbfile
-from kilobit.runtimes import catalog as rt
 from kilobit.core.quant import quantize
 from kilobit.models.rkp.model import RandomKernelPerceptron, mem_bytes
+from kilobit.runtimes import catalog as rt
 
 PARAMS = dict(kernel="laplace", bits=4, budget=62, width=-6, C=255, seed=0)
 

@@ -17,11 +17,10 @@ import numpy as np
 
 from kilobit.core import goldenfeatures, outfile
 from kilobit.core.errors import KilobitError
+from kilobit.core.goldenfile import FIELDS, FORMAT, VERSION, Mismatch, compare, dump, load  # noqa: F401
+from kilobit.models import registry
 from kilobit.runtimes import catalog as rt
 from kilobit.runtimes.base import RuntimeFailure
-from kilobit.core.goldenfile import (FIELDS, FORMAT, VERSION, Mismatch, compare, dump,  # noqa: F401
-                                     load)
-from kilobit.models import registry
 
 
 def golden_name(p):

@@ -32,9 +32,8 @@ from kilobit.models import registry
 from kilobit.runtimes.avr import firmware, protocol
 from kilobit.runtimes.avr.sim_runtimes import dialog
 from kilobit.runtimes.base import PREDICTION
-from kilobit.runtimes.host import HostRuntime
 from kilobit.runtimes.boards.ports import SerialPort, SimPort
-
+from kilobit.runtimes.host import HostRuntime
 
 
 def _model(split, model_path, kernel, bits, budget, width, C, seed):

@@ -29,6 +29,7 @@ import json
 import sys
 
 import vfs
+
 from kbit.checkpoint import Checkpoint
 from kbit.kbfile import crc32
 

@@ -19,8 +19,8 @@ import sys
 
 import micropython
 
-from kbit.compat import elapsed, overhead, path, ticks
 from kbit.ckp import CKP
+from kbit.compat import elapsed, overhead, path, ticks
 from kbit.rkp import RKP
 
 model_path, steps_path, mem_path = sys.argv[1:4]

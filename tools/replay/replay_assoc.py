@@ -15,8 +15,8 @@ from array import array
 
 import micropython
 
-from kbit.compat import elapsed, overhead, path, ticks
 from kbit.assoc import Assoc
+from kbit.compat import elapsed, overhead, path, ticks
 
 model_path, steps_path, mem_path = sys.argv[1:4]
 times = [] if len(sys.argv) > 4 else None

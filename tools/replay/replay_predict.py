@@ -15,8 +15,8 @@ import sys
 
 import micropython
 
-from kbit.compat import elapsed, overhead, path, ticks
 from kbit.bonsai import Bonsai
+from kbit.compat import elapsed, overhead, path, ticks
 from kbit.protonn import ProtoNN
 
 args = sys.argv[1:]

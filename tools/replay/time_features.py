@@ -21,10 +21,10 @@ import sys
 from array import array
 
 import micropython
+from bench_cases import CASES, PEERS
 
 from kbit import features as kf
 from kbit.compat import TICKS, elapsed, overhead, ticks
-from bench_cases import CASES, PEERS
 
 repeat = int(sys.argv[1])
 base = overhead()

@@ -33,12 +33,12 @@ import time
 
 import numpy as np
 
-from kilobit.models.assoc import model as A
-from kilobit.bench import write_report
 from kilobit import data
-from kilobit.data import features as FE
-from kilobit.core.quant import MinMaxScaler
+from kilobit.bench import write_report
 from kilobit.core import outfile
+from kilobit.core.quant import MinMaxScaler
+from kilobit.data import features as FE
+from kilobit.models.assoc import model as A
 
 DATASETS = ("digits-10", "pendigits-10", "mnist-10", "basicmotions")
 BITS = 8
@@ -436,8 +436,7 @@ def example_incremental(prep, P, kt, seeds, parts=PARTS):
 def uno_pendigits(n_train=None, n_test=None, seed=0):
     """Stream pendigits-10 through the simulated Uno (assoc_stream.c): learn the training split
     in a seeded order, then query the test split. Returns a dict of the numbers."""
-    from kilobit.runtimes.avr import fw_assoc as assoc_fw
-    from kilobit.runtimes.avr import protocol
+    from kilobit.runtimes.avr import fw_assoc as assoc_fw, protocol
 
     prep = Prep("pendigits-10", seed=seed)
     order = np.random.default_rng(seed).permutation(prep.M)[:n_train]

@@ -29,10 +29,10 @@ import time
 import numpy as np
 
 from kilobit import data
-from kilobit.runtimes.avr import firmware, protocol
 from kilobit.bench import write_report
 from kilobit.core.quant import quantize
 from kilobit.models.rkp.model import RKPInt, mem_bytes
+from kilobit.runtimes.avr import firmware, protocol
 from kilobit.runtimes.avr.sim_runtimes import session
 
 KERNEL, WIDTH, C = "laplace", -6, 255

@@ -255,6 +255,7 @@ def _input_files(tmp):
     """The inputs block's files: a golden file nested 200,000 deep, and the small model with a
     float scaler holding +inf, or NaN, under a valid CRC."""
     import numpy as np
+
     from kilobit.models.rkp.model import RKPInt
     p = {"g_nested": os.path.join(tmp, "g_nested.json")}
     with open(p["g_nested"], "w") as f:

@@ -29,8 +29,8 @@ import time
 
 import numpy as np
 
-from kilobit.bench import must_show_lines, run_lines, uno, write_report
 from kilobit import data
+from kilobit.bench import must_show_lines, run_lines, uno, write_report
 from kilobit.models.bonsai.model import Bonsai
 
 CLOCK_HZ = uno.CLOCK_HZ

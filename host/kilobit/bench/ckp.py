@@ -27,11 +27,11 @@ import time
 import numpy as np
 
 from kilobit import data
-from kilobit.runtimes.avr import protocol
 from kilobit.bench import write_report
-from kilobit.models.ckp.model import CKPFloat, CKPInt, quantize, width_milli
-from kilobit.core.errors import DataError, KilobitError
 from kilobit.core import options
+from kilobit.core.errors import DataError, KilobitError
+from kilobit.models.ckp.model import CKPFloat, CKPInt, quantize, width_milli
+from kilobit.runtimes.avr import protocol
 
 # name -> (M, A, n_train, n_test) of the paper's Table 2
 SETS = {"banana": (2, 0.1, 4300, 1000), "shuttle": (9, 0.1, 42603, 14167),
@@ -210,8 +210,8 @@ def run(out="docs/benchmarks/ckp.md", reps=10, quick=False, avr=True, progress=p
                 _paired([(fl, it)])))
     avr_res = {}
     if avr:
-        from kilobit.runtimes.avr.firmware import FitError
         from kilobit.runtimes import RuntimeFailure
+        from kilobit.runtimes.avr.firmware import FitError
         for board in AVR_BOARDS:
             runs = []
             try:

@@ -19,8 +19,7 @@ from kilobit.bench import must_show_lines, run_lines, write_report
 from kilobit.core import paths
 from kilobit.core.errors import KilobitError
 from kilobit.models import registry
-from kilobit.runtimes.avr import arduino as sketches
-from kilobit.runtimes.avr import kb_sim
+from kilobit.runtimes.avr import arduino as sketches, kb_sim
 
 HELP = "flash, RAM and stack of each model type in an Arduino sketch (Uno, real core)"
 FOOTPRINT = os.path.join(arduino.FIRMWARE_C, "arduino", "footprint")

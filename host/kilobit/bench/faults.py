@@ -185,6 +185,7 @@ def parsers(n_host, n_c, progress=print):
     """Host and device/kbit verdicts on n_host mutated files, the C runtime's on n_c of them:
     (examples, disagreements, loaded, c examples, c disagreements)."""
     from hypothesis import HealthCheck, given, settings
+
     from kilobit.runtimes.catalog import get
 
     progress("parsers: %d mutated model files (C: %d)" % (n_host, n_c))
@@ -263,8 +264,7 @@ def eeprom_wear(progress=print):
 def checkpoints(progress=print):
     """kbit checkpoint cut points per runtime: [(runtime, tried, recovered or None, note)]."""
     from kbit import test_checkpoint as T
-    from kilobit.runtimes.micropython import kbit_wasm
-    from kilobit.runtimes.micropython import kbit_unix
+    from kilobit.runtimes.micropython import kbit_unix, kbit_wasm
     progress("power cuts: kbit checkpoints")
     rows = []
     tried, recovered = T.cut_points()

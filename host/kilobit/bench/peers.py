@@ -38,9 +38,15 @@ import warnings
 
 import numpy as np
 
-from kilobit.bench import bonsai as bonsai_bench
-from kilobit.bench import must_show_lines, protonn as protonn_bench, run_lines, uno, write_report
 from kilobit import data
+from kilobit.bench import (
+    bonsai as bonsai_bench,
+    must_show_lines,
+    protonn as protonn_bench,
+    run_lines,
+    uno,
+    write_report,
+)
 from kilobit.core import paths
 from kilobit.core.errors import KilobitError
 from kilobit.models import predictor

@@ -24,9 +24,8 @@ at 16 bits (twice the matrix bytes). Reported:
 """
 import time
 
-
-from kilobit.bench import must_show_lines, run_lines, uno, write_report
 from kilobit import data
+from kilobit.bench import must_show_lines, run_lines, uno, write_report
 from kilobit.models.protonn.train import ProtoNN
 
 CLOCK_HZ = uno.CLOCK_HZ

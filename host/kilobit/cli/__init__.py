@@ -327,10 +327,12 @@ def cmd_demo(a):
 
 
 def cli_boards_commands():
-    from kilobit.cli import boards as cli_boards
-    from kilobit.cli import data as cli_data
-    from kilobit.cli import export as cli_export
-    from kilobit.cli import model as cli_model
+    from kilobit.cli import (
+        boards as cli_boards,
+        data as cli_data,
+        export as cli_export,
+        model as cli_model,
+    )
     return dict(cli_boards.COMMANDS, **cli_export.COMMANDS, **cli_model.COMMANDS,
                 **cli_data.COMMANDS)
 

@@ -17,7 +17,6 @@ import sys
 from kilobit.core import options
 from kilobit.core.errors import KilobitError
 
-
 DEPLOY_DESCRIPTION = (
     "Put kbit and a model of any type (%s) on a board and verify "
     "it. On a MicroPython or CircuitPython board the deploy ends with verify.py run on the "
@@ -128,8 +127,8 @@ def _model(path):
 
 
 def cmd_fit(a):
-    from kilobit.runtimes import boards
     from kilobit.core import kbfile
+    from kilobit.runtimes import boards
     b = boards.get(a.board)
     data = _model(a.model)
     name, _ = kbfile.unpack(data)
@@ -161,6 +160,7 @@ def cmd_run(a):
     import stat
     import subprocess
     import tempfile
+
     from kilobit.core import inputs
     from kilobit.runtimes import boards
     from kilobit.runtimes.boards import deploy

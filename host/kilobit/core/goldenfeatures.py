@@ -20,9 +20,8 @@ on the runtimes by kilobit.golden.
 import math
 import random
 
-from kilobit.core import features as kf
+from kilobit.core import features as kf, goldenfile
 from kilobit.core.errors import DataError, KilobitError
-from kilobit.core import goldenfile
 
 KIND = "features"
 LO, HI = -32768, 32767

@@ -25,14 +25,16 @@ import struct
 import numpy as np
 
 from kilobit.core import smat
-from kilobit.core.fixedpoint import (ACT_MAX,
+from kilobit.core.fixedpoint import (
+    ACT_MAX,
     SMALL,
     pow2_exponent,
     qmax,
     quantize,
     range_exponent,
     rshift_round,
-    sat)
+    sat,
+)
 
 SHIFT_MAX = 30
 PROJ_MAX = 64

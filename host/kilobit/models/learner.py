@@ -134,8 +134,7 @@ def split_codes(m, scaler, data_name, test=None, seed=0, quantize=None, binary=N
     file's scaler (or one fitted on the training split when the file has none) and quantized to
     the model's input codes; refused unless it has the model's m.dims features."""
     from kilobit import data
-    from kilobit.core.quant import MinMaxScaler
-    from kilobit.core.quant import quantize as default_quantize
+    from kilobit.core.quant import MinMaxScaler, quantize as default_quantize
 
     q = quantize or default_quantize
     if binary is None:

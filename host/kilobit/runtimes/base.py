@@ -25,7 +25,6 @@ text.
 from kilobit.core.errors import KilobitError
 from kilobit.core.paths import REPO  # noqa: F401 (a checkout's root, for its tests; the adapters use kilobit.core.paths' functions)
 
-
 #: the field of a replay's row that is the prediction, per kind (the rows described above)
 PREDICTION = {"learner": 1, "predictor": -1, "classes": 0}
 

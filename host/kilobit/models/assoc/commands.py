@@ -42,8 +42,8 @@ def add_train_args(t):
 
 def _values(split, m, scaler):
     """(train values, test values): the split's rows as the device's int8 values."""
-    from kilobit.models.assoc.model import to_int8
     from kilobit.core.quant import MinMaxScaler
+    from kilobit.models.assoc.model import to_int8
     sc = MinMaxScaler.stored_or_fitted(scaler, split.X_train)
     return (to_int8(sc.transform(split.X_train), m.bits),
             to_int8(sc.transform(split.X_test), m.bits))
@@ -51,11 +51,9 @@ def _values(split, m, scaler):
 
 def train(a):
     from kilobit import data
-    from kilobit.core import kbfile, progress
+    from kilobit.core import kbfile, pipeline, progress
     from kilobit.core.quant import fit_inputs
     from kilobit.models.assoc.model import AssocInt
-
-    from kilobit.core import pipeline
     split = data.load(a.data, seed=a.seed, test=a.test, binary=False,
                       pipeline=pipeline.from_args(a))
     dims = split.X_train.shape[1]
@@ -99,9 +97,8 @@ def train(a):
 
 def evaluate(a, blob):
     from kilobit import data
-    from kilobit.models.assoc.model import AssocInt
-
     from kilobit.core import pipeline
+    from kilobit.models.assoc.model import AssocInt
     m, scaler = AssocInt.from_bytes(blob)
     split = data.load(a.data, seed=a.seed, test=a.test, binary=False,
                       pipeline=pipeline.of(scaler))

@@ -9,8 +9,8 @@ import numpy as np
 
 from kilobit.core import goldenfile, kbfile
 from kilobit.core.errors import KilobitError
-from kilobit.models.draw import Draw
 from kilobit.models.assoc.model import NO, AssocInt
+from kilobit.models.draw import Draw
 
 KIND = "classes"
 

@@ -1,9 +1,8 @@
 """The assoc model type as the registry lists it (kilobit.models.spec)."""
 from kilobit.core import kbfile
 from kilobit.models.assoc import commands, firmware, golden
-from kilobit.models.assoc.model import AssocInt
+from kilobit.models.assoc.model import AssocInt, to_int8
 from kilobit.models.spec import ModelSpec
-from kilobit.models.assoc.model import to_int8
 
 
 def inputs(m, X01):

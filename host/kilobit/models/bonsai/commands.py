@@ -10,9 +10,9 @@ docs/contract.md section 8.3); the trainer's hard thresholding keeps the matrice
 A CSV data set may have any number of classes (labels 0..K-1 in sorted order). The split is
 drawn with --seed, as for `kilobit train rkp`; evaluate with the same --seed.
 """
-from kilobit.models import commands as cli_predictor
 from kilobit.core.errors import KilobitError
 from kilobit.core.options import counts, integer
+from kilobit.models import commands as cli_predictor
 
 
 def add_train_args(t):

@@ -4,10 +4,11 @@ import numpy as np
 
 from kilobit.core import smat
 from kilobit.core.fixedpoint import ACT_MAX, SMALL, qmax
-from kilobit.models.draw import Draw
-from kilobit.models import predictor
 from kilobit.core.proj import SHIFT_MAX, golden_doc, random_projection
+from kilobit.models import predictor
 from kilobit.models.bonsai.model import BonsaiInt, n_internal, n_nodes
+from kilobit.models.draw import Draw
+
 
 def random_model(dims, proj, depth, classes, wbits, in_bits, zenc, tenc, seed, zero_bias=False):
     """A random BonsaiInt inside the contract, scaled so that P saturates on large inputs, tanh

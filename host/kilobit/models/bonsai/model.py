@@ -34,26 +34,30 @@ import numpy as np
 
 from kilobit.core import kbfile, smat
 from kilobit.core.errors import KilobitError
-from kilobit.core.fixedpoint import (ACT_MAX,
+from kilobit.core.fixedpoint import (
+    ACT_MAX,
     SMALL,
     pow2_exponent,
     qmax,
     quantize,
     range_exponent,
     rshift_round,
-    sat)
-from kilobit.core.proj import (HEAD as _HEAD,
+    sat,
+)
+
+# PROJ_MAX and golden_inputs are kilobit.core.proj's, re-exported (the redundant alias) for the
+# callers that know them as bonsai's (bonsai.commands, the tests)
+from kilobit.core.proj import (
+    HEAD as _HEAD,
     HEAD_BYTES,
-    PROJ_MAX,
+    PROJ_MAX as PROJ_MAX,
     SHIFT_MAX,
+    check_params as check_projection,
+    golden_inputs as golden_inputs,
     p_exponent,
     parse_head,
-    golden_doc,
-    golden_inputs,
     quantize_projection,
-    random_projection)
-from kilobit.core.proj import check_params as check_projection
-# golden_inputs is kilobit.core.proj's, imported here for the callers that know it as bonsai's
+)
 
 DEPTH_MAX = 6
 TANH_BITS_MAX = 14

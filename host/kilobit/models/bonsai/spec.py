@@ -1,9 +1,9 @@
 """The bonsai model type as the registry lists it (kilobit.models.spec)."""
 from kilobit.core import kbfile, smat
+from kilobit.core.quant import quantize
 from kilobit.models.bonsai import commands, firmware, golden
 from kilobit.models.bonsai.model import BonsaiInt
 from kilobit.models.spec import ModelSpec
-from kilobit.core.quant import quantize
 
 
 def inputs(m, X01):

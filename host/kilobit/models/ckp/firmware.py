@@ -7,9 +7,9 @@ cores without a multiplier (the ATtinys) the step is linked from firmware_c/avr/
 """
 from kilobit.core.errors import KilobitError
 from kilobit.models import ovr_firmware
-from kilobit.models.ovr_firmware import c_array
-from kilobit.models.ovr import learners_of
 from kilobit.models.ckp.model import CKPInt, mem_bytes, schedule
+from kilobit.models.ovr import learners_of
+from kilobit.models.ovr_firmware import c_array
 
 SOURCE = "avr/ckp_stream.c"
 #: the step in assembly for cores without a multiplier (empty elsewhere)

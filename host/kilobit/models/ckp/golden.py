@@ -1,8 +1,7 @@
 """The ckp model's golden cases (docs/contract.md sections 6 and golden files)."""
-from kilobit.models.draw import Draw
-from kilobit.models import learner
-from kilobit.models import ovr
+from kilobit.models import learner, ovr
 from kilobit.models.ckp.model import CKPInt, new_model
+from kilobit.models.draw import Draw
 
 # Every code path of the CKP contract: precision lowered again and again (and not at all when the
 # input precision caps it), random replacement, the budget at B_max (1 and 13 support vectors),

@@ -22,11 +22,11 @@ import struct
 
 import numpy as np
 
+from kbit import tables as kbit_tables
 from kilobit.core import kbfile
 from kilobit.core.errors import ModelFileError
 from kilobit.core.kernel import TABLE_MAX, power_table_scaled, ring_score, table_ok, weight, weights
 from kilobit.core.rng import Rng, seed_state
-from kbit import tables as kbit_tables
 from kilobit.models import ovr
 
 DEFAULT_C = 255

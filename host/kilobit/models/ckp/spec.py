@@ -1,10 +1,9 @@
 """The ckp model type as the registry lists it (kilobit.models.spec)."""
 from kilobit.core import kbfile
-from kilobit.models.ckp import commands, firmware, golden
-from kilobit.models.ckp.model import CKPInt, mem_bytes
 from kilobit.models import learner, ovr
+from kilobit.models.ckp import commands, firmware, golden
+from kilobit.models.ckp.model import CKPInt, mem_bytes, quantize
 from kilobit.models.spec import ModelSpec
-from kilobit.models.ckp.model import quantize
 
 
 def inputs(m, X01):

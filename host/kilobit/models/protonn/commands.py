@@ -11,14 +11,14 @@ indices, docs/contract.md section 10.2); the trainer's hard thresholding keeps t
 matrices inside it. The split is drawn with --seed, as for `kilobit train bonsai`; evaluate
 with the same --seed.
 """
-from kilobit.models import commands as cli_predictor
 from kilobit.core.errors import KilobitError
 from kilobit.core.options import counts, integer, real
+from kilobit.models import commands as cli_predictor
 
 
 def add_train_args(t):
-    from kilobit.models.protonn.train import TABLE_DEFAULT
     from kilobit.models.protonn.model import PROJ_MAX, PROTOS_MAX, TABLE_MAX
+    from kilobit.models.protonn.train import TABLE_DEFAULT
     cli_predictor.add_data_args(t)
     t.add_argument("--proj", type=integer(1, PROJ_MAX), default=10,
                    help="projection dimension d (1-%d)" % PROJ_MAX)

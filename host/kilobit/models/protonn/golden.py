@@ -4,10 +4,11 @@ import numpy as np
 
 from kilobit.core import smat
 from kilobit.core.fixedpoint import ACT_MAX, SMALL, qmax, sat
-from kilobit.models.draw import Draw
-from kilobit.models import predictor
 from kilobit.core.proj import SHIFT_MAX, Projection, golden_doc, random_projection
+from kilobit.models import predictor
+from kilobit.models.draw import Draw
 from kilobit.models.protonn.model import BSHIFT_MAX, TABLE_MAX, ProtoNNInt, n_scores
+
 
 def random_model(dims, d, m, classes, wbits, in_bits, multilabel=0, zenc=smat.DENSE,
                  penc=smat.DENSE, lenc=smat.DENSE, seed=0, nt=64):

@@ -17,15 +17,16 @@ import numpy as np
 
 from kilobit.core import kbfile, smat
 from kilobit.core.fixedpoint import ACT_MAX, SMALL, qmax, rshift_round, sat
-from kilobit.core.proj import (HEAD as _HEAD,
+
+# PROJ_MAX is kilobit.core.proj's, re-exported (the redundant alias) for protonn.commands
+from kilobit.core.proj import (
+    HEAD as _HEAD,
     HEAD_BYTES,
-    PROJ_MAX,
+    PROJ_MAX as PROJ_MAX,
     SHIFT_MAX,
-    Projection,
-    golden_doc,
+    check_params as check_projection,
     parse_head,
-    random_projection)
-from kilobit.core.proj import check_params as check_projection
+)
 
 PROTOS_MAX = 255
 MULTILABEL_MAX = 30  # the prediction is a bit mask of the classes: below 2^30

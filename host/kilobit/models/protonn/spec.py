@@ -1,9 +1,9 @@
 """The protonn model type as the registry lists it (kilobit.models.spec)."""
 from kilobit.core import kbfile, smat
+from kilobit.core.quant import quantize
 from kilobit.models.protonn import commands, firmware, golden
 from kilobit.models.protonn.model import ProtoNNInt
 from kilobit.models.spec import ModelSpec
-from kilobit.core.quant import quantize
 
 
 def inputs(m, X01):

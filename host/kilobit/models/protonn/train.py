@@ -44,13 +44,15 @@ import numpy as np
 from kilobit.core.errors import KilobitError
 from kilobit.core.fixedpoint import ACT_MAX, SMALL, pow2_exponent, qmax, quantize, range_exponent
 from kilobit.core.proj import SHIFT_MAX, quantize_projection
-from kilobit.models.protonn.model import (BSHIFT_MAX,
+from kilobit.models.protonn.model import (
+    BSHIFT_MAX,
     MULTILABEL_MAX,
     TABLE_MAX,
     ProtoNNInt,
     check_params,
     fixed_bytes,
-    n_scores)
+    n_scores,
+)
 
 GAMMA_MEDIAN = 2.5  # the paper's gamma = 2.5 / median distance (section 6)
 TABLE_DEFAULT = 128  # kernel table entries the budget reserves by default (2 bytes each)

@@ -5,8 +5,8 @@ when it is not all zero), so that a model trained on the host continues learning
 """
 from kilobit.core.errors import KilobitError
 from kilobit.models import ovr_firmware
-from kilobit.models.ovr_firmware import c_array
 from kilobit.models.ovr import learners_of
+from kilobit.models.ovr_firmware import c_array
 from kilobit.models.rkp.model import RKPInt, mem_bytes, weight
 
 SOURCE = "avr/rkp_stream.c"

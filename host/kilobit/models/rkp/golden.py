@@ -1,7 +1,7 @@
 """The rkp model's golden cases (docs/contract.md, golden files): the checked-in set, a case
 from parameters, a case drawn from a seed, and a case from a trained model and real data."""
-from kilobit.models.draw import Draw
 from kilobit.models import learner
+from kilobit.models.draw import Draw
 from kilobit.models.rkp.model import RKPInt, new_model
 
 # The checked-in set (tests/golden): both kernels, bits 1-8, budgets 1-200, M 1-64, A -8..+4,

@@ -5,14 +5,22 @@ form; device/kbit/rkp.py and firmware_c/kb_rkp.h must agree with it bit for bit.
 reference (`RKPFloat`) is the paper's eq. 6 with exact exp on the same quantized codes and the
 same removal sequence, so the two differ only by the fixed-point weight approximation.
 """
-import math
 import struct
 
 import numpy as np
 
 from kilobit.core import kbfile
 from kilobit.core.errors import ModelFileError
-from kilobit.core.kernel import TABLE_MAX, power_table_scaled, ring_score, table_ok, weight, weights
+
+# weight is kilobit.core.kernel's, re-exported (the redundant alias) for rkp.firmware and the tests
+from kilobit.core.kernel import (
+    TABLE_MAX,
+    power_table_scaled,
+    ring_score,
+    table_ok,
+    weight as weight,
+    weights,
+)
 from kilobit.core.quant import quantize
 from kilobit.core.rng import Rng, seed_state
 from kilobit.models import ovr

@@ -1,10 +1,10 @@
 """The rkp model type as the registry lists it (kilobit.models.spec)."""
 from kilobit.core import kbfile
+from kilobit.core.quant import quantize
+from kilobit.models import learner, ovr
 from kilobit.models.rkp import commands, firmware, golden
 from kilobit.models.rkp.model import RKPInt, mem_bytes
-from kilobit.models import learner, ovr
 from kilobit.models.spec import ModelSpec
-from kilobit.core.quant import quantize
 
 
 def inputs(m, X01):

@@ -14,7 +14,7 @@ import zlib
 
 from kilobit.core.errors import KilobitError
 from kilobit.models import predictor, registry
-from kilobit.runtimes.avr import kb_sim, firmware, protocol
+from kilobit.runtimes.avr import firmware, kb_sim, protocol
 
 CHUNK = predictor.CHUNK
 MARK_PREDICT = (3, 4)

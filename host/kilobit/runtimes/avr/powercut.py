@@ -27,7 +27,7 @@ import zlib
 from kilobit.core import goldenfile
 from kilobit.core.errors import KilobitError
 from kilobit.models import registry
-from kilobit.runtimes.avr import kb_sim, firmware, protocol
+from kilobit.runtimes.avr import firmware, kb_sim, protocol
 from kilobit.runtimes.avr.sim_runtimes import dialog
 
 

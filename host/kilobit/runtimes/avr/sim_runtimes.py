@@ -12,10 +12,9 @@ is streamed to the chip over its UART through kb_sim (kilobit.runtimes.avr.kb_si
 and the replies become the Runtime tuples. A model that cannot fit the chip is refused with
 RuntimeFailure("does not fit attiny2313: ...").
 """
-from kilobit.runtimes.avr import kb_sim, firmware, protocol
 from kilobit.core.errors import KilobitError
 from kilobit.models import registry
-from kilobit.runtimes.avr import fw_learner
+from kilobit.runtimes.avr import firmware, fw_learner, kb_sim, protocol
 from kilobit.runtimes.base import Runtime, RuntimeFailure
 
 

@@ -234,8 +234,9 @@ def object_ram(obj, seen=None):
 def load_kbit(model_bytes):
     """The model loaded by device/kbit under CPython: (model name, kbit object, kbit modules it
     imports). Raises KilobitError for a file kbit refuses."""
-    from kilobit.core import kbfile
     import importlib
+
+    from kilobit.core import kbfile
     name, _ = kbfile.unpack(model_bytes)
     try:
         mod = importlib.import_module("kbit." + name)
@@ -323,7 +324,7 @@ def fit(model_bytes, board, checkpoint_every=None):
         raise KilobitError(NO_EEPROM_CHECKPOINTS % board["name"])
     f = Fit(board)
     if board["runtime"] == "c":
-        from kilobit.runtimes.avr import kb_sim, firmware
+        from kilobit.runtimes.avr import firmware, kb_sim
         miss = kb_sim.missing()
         if miss:
             raise KilobitError("fitting a C board builds its firmware: missing %s" % miss)

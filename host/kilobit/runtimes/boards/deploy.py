@@ -37,9 +37,9 @@ import shutil
 import subprocess
 import sys
 
-from kilobit.runtimes import boards
 from kilobit.core import paths
 from kilobit.core.errors import KilobitError
+from kilobit.runtimes import boards
 
 BUILD = paths.cache("deploy")
 GOLDEN_DIR = paths.golden()

@@ -7,7 +7,7 @@ import tempfile
 import time
 
 from kilobit.core.errors import KilobitError
-from kilobit.runtimes.avr import kb_sim, firmware, protocol
+from kilobit.runtimes.avr import firmware, kb_sim, protocol
 
 
 class PortError(KilobitError):

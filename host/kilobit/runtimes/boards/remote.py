@@ -23,7 +23,6 @@ from kilobit.runtimes.base import Runtime, RuntimeFailure
 from kilobit.runtimes.micropython import kbit_wasm as mpmod
 
 
-
 class MpremoteRunner:
     """micropython.run()'s contract, on a board at `port` through mpremote. The files a run
     places go into a private folder on the board, /.kilobit-run-<random>, never beside the
@@ -242,8 +241,8 @@ def on_port(name):
 
 def attached(names, board, port):
     """The demo's runtime names with an attached board in place of its virtual stand-in."""
-    from kilobit.runtimes import boards
     from kilobit.core.errors import KilobitError
+    from kilobit.runtimes import boards
     if not (board and port):
         raise KilobitError("an attached board needs both --board and --port")
     b = boards.get(board)

@@ -384,7 +384,8 @@ class SimBoard(_PtyBoard):
 
     def start(self):
         import tempfile
-        from kilobit.runtimes.avr import kb_sim, firmware
+
+        from kilobit.runtimes.avr import firmware, kb_sim
         miss = kb_sim.missing()
         if miss:
             raise BoardError("simulated board: missing %s" % miss)

@@ -12,6 +12,7 @@ from kilobit.runtimes import kinds
 from kilobit.runtimes.base import Runtime, RuntimeFailure
 from kilobit.runtimes.c.build import BUILD, FIRMWARE, build  # noqa: F401
 
+
 def format_steps(steps):
     lines = []
     for op, y, codes in steps:

@@ -14,8 +14,9 @@ class KbitCPythonRuntime(Runtime):
         return None
 
     def quantize_rows(self, model, rows):
-        import kbit
         from array import array
+
+        import kbit
         try:
             m = kbit.load(bytes(model))
             if m.pipeline is not None:  # the rows are windows (kbit.pipeline)
@@ -44,7 +45,6 @@ class KbitCPythonRuntime(Runtime):
 
     def replay_learner(self, model, steps):
         from kbit.kbfile import ModelFileError
-
         from kilobit.models import registry
         spec = registry.peek(model) or registry.get("rkp")  # kbit refuses a foreign file
         cls = spec.kbit_class()

@@ -9,8 +9,18 @@ import os
 
 from kilobit.runtimes import kinds
 from kilobit.runtimes.base import Runtime, RuntimeFailure
-from kilobit.runtimes.micropython.mpwasm import (MP_MODULE, MPWASM, NPM_PACKAGE, REPLAY, RUNNER,  # noqa: F401
-                                     error_text, missing_wasm, mpy_cross, node, run)
+from kilobit.runtimes.micropython.mpwasm import (  # noqa: F401
+    MP_MODULE,
+    MPWASM,
+    NPM_PACKAGE,
+    REPLAY,
+    RUNNER,
+    error_text,
+    missing_wasm,
+    mpy_cross,
+    node,
+    run,
+)
 
 #: the script that quantizes raw rows with the model file's own quantizer (golden "raw" rows)
 QUANT = os.path.join(os.path.dirname(REPLAY), "replay_quant.py")
