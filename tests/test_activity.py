@@ -72,7 +72,7 @@ def test_record_train_deploy_classify_and_learn_on_the_emulated_pico(pico, tmp_p
         assert r.returncode == 0, r.stderr
     # every recorded window is the feed's readings, in order, with its label
     got = np.genfromtxt(rec, delimiter=",", skip_header=1, dtype=str)
-    for k, name in enumerate(BASICMOTIONS_CLASSES):
+    for name in BASICMOTIONS_CLASSES:
         feed = np.loadtxt(d / ("feed-%s.csv" % name), delimiter=",", dtype=np.int64)
         mine = got[got[:, -1] == name]
         assert len(mine) == len(feed) // WINDOW

@@ -130,7 +130,7 @@ def test_ctrl_c_during_a_build_leaves_nothing_behind(tmp_path, what):
     started = None
     deadline = time.monotonic() + 120
     while started is None and p.poll() is None and time.monotonic() < deadline:
-        for root, dirs, _ in os.walk(cache):
+        for _, dirs, _ in os.walk(cache):
             started = next((d for d in dirs if d.endswith(".tmp")), None)
             if started:
                 break
@@ -235,7 +235,7 @@ def test_the_reserved_names_cover_the_toolchains_here():
     assert found["the compiler"] and found["avr-libc"] and found["the Arduino core"]
     missing = sorted(set().union(*found.values()) - listed)
     assert not missing, missing
-    for where, names in found.items():  # each is refused, and says where it comes from
+    for names in found.values():  # each is refused, and says where it comes from
         for n in sorted(names)[:5]:
             name = n.lstrip("^")
             why = cnames.why_reserved(name)

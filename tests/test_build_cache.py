@@ -56,7 +56,7 @@ def _race(tmp_path, argv_of):
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for i in range(PROCESSES)]
     outs = [p.communicate(timeout=600) + (p.returncode,) for p in procs]
-    for out, err, code in outs:
+    for _, err, code in outs:
         assert code == 0 and "Traceback" not in err, err
     whole, left = _entries(cache)
     assert whole and not left, (whole, left)

@@ -189,7 +189,7 @@ def test_replay_continues_a_host_trained_snapshot(bindir):
     """A model trained on the host, saved with its scaler and advanced generator, keeps
     learning on the C runtime exactly as it would on the host."""
     m = RKPInt("laplace", 5, 3, 25, -2, 255, seed=3)
-    for op, y, codes in make_steps(5, 3, 300, seed=1, query=0):
+    for _, y, codes in make_steps(5, 3, 300, seed=1, query=0):
         m.learn(codes, y)
     assert m.count == 25 and m.rng.state != 3 % 0xFFFF + 1
     lo, hi = np.zeros(3, np.float32), np.array([1.5, 2.0, 9.0], np.float32)

@@ -88,7 +88,7 @@ def model_file(kernel, bits, dims, budget, width, seed=0, C=255, pretrain=0, rs=
     """A host model, optionally trained on `pretrain` random steps first (a snapshot that keeps
     learning on the device), optionally with a scaler in the file."""
     m = RKPInt(kernel, bits, dims, budget, width, C, seed)
-    for op, y, codes in random_steps(rs or random.Random(seed), dims, bits, pretrain, q=0):
+    for _, y, codes in random_steps(rs or random.Random(seed), dims, bits, pretrain, q=0):
         m.learn(codes, y)
     sc = ([0.0] * dims, [1.0] * dims) if scaler else None
     return m.to_bytes(sc)
@@ -374,7 +374,7 @@ def test_heap_lock_learn_score_predict(tmp_path):
     out = mp(code + HEAP_LOCK_SCRIPT, tmp_path).stdout.split("\n")
     rows = [ln.split() for ln in out if ln.strip()]
     assert len(rows) == len(configs)
-    for (kernel, bits, dims, budget, _), row in zip(configs, rows):
+    for (_, _, _, budget, _), row in zip(configs, rows):
         count, mistakes, full = map(int, row[4:])
         assert count == budget and full > 0, row  # full budget, with removals under the lock
 
@@ -457,7 +457,7 @@ def test_ram_accounting(tmp_path, capsys):
     rows = [ln.split() for ln in mp(code, tmp_path, files=files).stdout.splitlines()]
     report = {}
     configs["new:banana"] = configs["banana"]
-    for (path, nmem, growth), (name, cfg) in zip(rows, configs.items()):
+    for (_, nmem, growth), (name, cfg) in zip(rows, configs.items()):
         nmem, growth = int(nmem), int(growth)
         assert nmem == mem_bytes(cfg[3], cfg[2], cfg[1])
         report[name] = (nmem, growth, growth - nmem)

@@ -452,7 +452,7 @@ def test_trailer_round_trip_and_refusals():
     refused with the host's words."""
     import kbit
     from kbit.kbfile import ModelFileError
-    for i, pick in enumerate(PICKS):
+    for pick in PICKS:
         blob = golden_blob(pick)
         mtype, payload, n, bits, floor, signed = bare(blob)
         name = ("rkp", "ckp", "bonsai", "protonn", "assoc")[mtype - 1]
@@ -482,7 +482,7 @@ def test_trailer_round_trip_and_refusals():
 def test_quantizer_matches_the_contract_on_random_bounds():
     from kbit.quant import Quantizer
     rs = random.Random(5)
-    for trial in range(300):
+    for _ in range(300):
         bits = rs.choice((1, 2, 4, 7, 8, 12, 16))
         floor, signed = rs.random() < 0.5, rs.random() < 0.3 and bits <= 8
         n = rs.randrange(1, 9)

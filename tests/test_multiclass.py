@@ -221,7 +221,7 @@ def test_bench_multiclass_quick_holds_rkp_and_ckp_to_assoc_s_bytes(tmp_path):
     out = str(tmp_path / "multiclass.md")
     rows = multiclass.run(out=out, quick=True, progress=None)
     assert [r[0] for r in rows] == list(multiclass.SETS)
-    for name, kt, nb, acc_a, T, nb_r, acc_r, L, nb_c, svs, acc_c in rows:
+    for name, _kt, nb, acc_a, T, nb_r, acc_r, L, nb_c, _svs, acc_c in rows:
         K = {"pendigits-10": 10, "letter-26": 26}[name]
         assert T >= 1 and nb_r <= nb and nb_c <= nb
         # the largest budget that fits: one more support vector a learner would not

@@ -133,7 +133,7 @@ def test_ckp_power_table_rounding_margin_everywhere():
     half-integer, so any computation of g^(2^j) to within 1e-12 rounds as float64 does."""
     C = np.arange(1, 256, dtype=np.float64)
     nearest = 1.0
-    for s, w, x in exponent_pairs():
+    for _, _, x in exponent_pairs():
         for lo in range(0, len(x), 8192):
             v = x[lo:lo + 8192, None] * C[None, :]
             nearest = min(nearest, float(np.abs(v - np.floor(v) - 0.5).min()))

@@ -90,7 +90,6 @@ def test_pipeline_pack_round_trip_and_refusals():
 
 def test_train_records_the_pipeline_and_eval_predict_follow_it(trained):
     d, data, model, rows, labels = trained
-    m, extras = kbfile.Extras, None
     from kilobit.models import registry
     spec, blob = registry.read(str(model))
     _, extras = spec.load(blob)

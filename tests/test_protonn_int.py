@@ -390,7 +390,7 @@ def test_kbit_refusals_name_the_part():
     from kbit.kbfile import ModelFileError as KE
     from kbit.protonn import ProtoNN
     same = 0
-    for name, data, text in REFUSALS:
+    for _, data, text in REFUSALS:
         try:
             ProtoNN.load(data)
         except KE as e:

@@ -306,8 +306,8 @@ class CKP(Binary):
             if mem[i] >> (p & 7):
                 return True
             i += 1
-        for i in range(i, len(mem)):
-            if mem[i]:
+        for j in range(i, len(mem)):
+            if mem[j]:
                 return True
         return False
 
@@ -418,7 +418,6 @@ class CKP(Binary):
             base = _NEXT[0]
 
     def _nearest(self, u):
-        mem = self.memory
         M = self.dims
         b = self._b + 1
         n1 = self._n1
@@ -566,7 +565,7 @@ class CKP(Binary):
             dst += 1
             k = so - sn
             if k or src != dst:
-                for j in range(M):
+                for _ in range(M):
                     _put(mem, dst, sn, _get(mem, src, so) >> k)
                     src += so
                     dst += sn

@@ -235,8 +235,8 @@ class RKP(Binary):
         if p & 7:
             mem[i] &= (1 << (p & 7)) - 1
             i += 1
-        for i in range(i, len(mem)):
-            mem[i] = 0
+        for j in range(i, len(mem)):
+            mem[j] = 0
 
     def save(self, stream):
         """Write this learner as a .kb file, with the trailer it was loaded with."""

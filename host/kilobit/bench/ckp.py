@@ -174,7 +174,7 @@ def run(out="docs/benchmarks/ckp.md", reps=10, quick=False, avr=True, progress=p
     budgets = BUDGETS[:2] if quick else BUDGETS
     int_budgets = INT_BUDGETS[:1] if quick else INT_BUDGETS
     table, inter, missing, recheck = {}, {}, {}, {}
-    for name, (M, A, ntr, nte) in SETS.items():
+    for name, (M, A, _, _) in SETS.items():
         try:
             splits = []
             for s in range(max(reps, int_reps)):
@@ -383,7 +383,7 @@ def _report(command, reps, quick, table, inter, avr_res, missing, budgets, secon
     add("| pooled | pairs | integer - float, paired [points] |")
     add("|---|---|---|")
     per_set = {}
-    for (name, LM), pair in inter.items():
+    for (name, _), pair in inter.items():
         per_set.setdefault(name, []).append(pair)
     int_bad = []
     for name, pairs in per_set.items():

@@ -350,7 +350,7 @@ def slower_at_equal_accuracy(res):
 def must_show(res, plots):
     out = []
     for r in res.values():
-        for m, acc, u in r["rows"]:
+        for m, _, u in r["rows"]:
             if "error" in u:
                 ok = u["error"].startswith("does not fit") and not m.startswith("kilobit")
                 out.append(("%s, %s: on the Uno, replies equal its host reference"

@@ -197,7 +197,7 @@ def golden_inputs(dims, in_bits, n, seed):
     g = np.random.default_rng(seed + 7)
     top = (1 << in_bits) - 1
     out = [[0] * dims, [top] * dims]
-    for i in range(n - 2):
+    for _ in range(n - 2):
         r = g.random()
         if r < 0.3:
             u = g.integers(0, top + 1, dims) * (g.random(dims) < 0.15)

@@ -27,7 +27,7 @@ def make_steps(bits, dims, n, seed, classes=2):
     top = (1 << bits) - 1
     K = classes
     steps, seen = [], []
-    for i in range(n):
+    for _ in range(n):
         r = gen.random()
         if seen and r < 0.12:  # same point, another label: nearest-SV ties, zero scores
             op, y, codes = seen[int(gen.integers(len(seen)))]

@@ -26,7 +26,7 @@ def _spec(model):
 
 def predictor_inputs(steps):
     """The inputs of a predictor's steps (all "P")."""
-    for op, _, codes in steps:
+    for op, _, _ in steps:
         if op != "P":
             raise RuntimeFailure("a predictor replays P steps only, got %r" % op)
     return [list(codes) for _, _, codes in steps]

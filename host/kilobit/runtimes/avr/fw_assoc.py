@@ -86,7 +86,7 @@ def read(take, m, steps, who, on_row=None):
         if got[k] != v:
             raise KilobitError("%s: info says %s = %r, model file %r" % (who, k, got[k], v))
     out = []
-    for i, (op, y, values) in enumerate(steps):
+    for i, (op, _, _) in enumerate(steps):
         row = step_reply(take(op))
         mem = dump_memory(take("D")) if op == "L" else None
         out.append(row + (mem,))

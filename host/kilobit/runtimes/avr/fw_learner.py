@@ -66,7 +66,7 @@ def read(take, m, steps, who, on_row=None):
     called as each row arrives."""
     check_info(take("I"), m, who)
     out = []
-    for i, (op, y, codes) in enumerate(steps):
+    for i, (op, _, _) in enumerate(steps):
         r = take(op)
         mem = take("D").memory if op == "L" else None
         out.append((r.score, r.pred, r.mistake, r.count, mem))

@@ -80,7 +80,7 @@ def run(script_args, files=(), outs=(), mpy=False, heapsize=None, timeout=300, p
         for pkg in (pkgs or [KBIT]):
             _install(str(pkg), lib, mpy)
         where = {}
-        for fs_path, host_path in list(files) + list(outs):
+        for fs_path, _ in list(files) + list(outs):
             where[fs_path] = os.path.join(root, fs_path.lstrip("/"))
             os.makedirs(os.path.dirname(where[fs_path]), exist_ok=True)
         for fs_path, host_path in files:
