@@ -55,7 +55,7 @@ def host_prequential(model, lines):
     return out + ["prequential accuracy: %d/%d" % (right, len(lines))]
 
 
-def test_record_train_deploy_classify_and_learn_on_the_emulated_pico(pico, tmp_path):
+def test_record_train_deploy_classify_and_learn_on_the_emulated_pico(pico, tmp_path):  # noqa: F811
     import importlib.util
     spec = importlib.util.spec_from_file_location(
         "make_data", os.path.join(REPO, "examples", "activity", "make_data.py"))

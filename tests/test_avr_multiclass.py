@@ -29,7 +29,8 @@ def test_the_multiclass_golden_files_are_here():
 
 
 @pytest.mark.parametrize("path", [p for p in MULTI if p != CKP255], ids=os.path.basename)
-def test_stack_stays_in_the_classes_reserve(sim, path):
+@pytest.mark.usefixtures("sim")
+def test_stack_stays_in_the_classes_reserve(path):
     doc = golden.load(path)
     r = UnoSimRuntime()
     assert golden.compare(doc, r.name, golden.replay_doc(doc, r)) is None
@@ -40,7 +41,8 @@ def test_stack_stays_in_the_classes_reserve(sim, path):
 
 
 @pytest.mark.parametrize("path", [RKP3, CKP3], ids=os.path.basename)
-def test_frames_of_k_classes(sim, path):
+@pytest.mark.usefixtures("sim")
+def test_frames_of_k_classes(path):
     """INFO says K; a label K is refused and changes nothing, K - 1 is learnt; a query answers
     the host's class and largest score; a dump is the K memories; count sums the learners."""
     mb = model_of(path)
@@ -71,20 +73,23 @@ def test_reply_parses_a_class_byte_only_when_there_is_one():
 
 
 @pytest.mark.parametrize("path", [RKP3, CKP3], ids=os.path.basename)
-def test_k_learners_checkpoint_and_survive_power_cuts(sim, path):
+@pytest.mark.usefixtures("sim")
+def test_k_learners_checkpoint_and_survive_power_cuts(path):
     r = powercut.run(path, "uno", steps=12, cuts=range(1, 400, 37))
     assert r["scheme"] == "slots" and r["checkpoints"] >= 5
     assert r["tried"] >= 10 and r["recovered"] == r["tried"], r["failures"][:3]
 
 
-def test_k_learners_too_big_for_the_eeprom_are_refused_clearly(sim):
+@pytest.mark.usefixtures("sim")
+def test_k_learners_too_big_for_the_eeprom_are_refused_clearly():
     mb = model_of(os.path.join(HERE, "golden", "rkp-laplace-b4-t10-m16-a-3-k10-s42.json"))
     with pytest.raises(firmware.FitError, match="does not fit uno: no crash-safe checkpoint fits "
                                                 "its EEPROM: learnt state"):
         firmware.build(mb, "uno", checkpoint_every=1)
 
 
-def test_what_does_not_fit_is_refused_clearly(sim):
+@pytest.mark.usefixtures("sim")
+def test_what_does_not_fit_is_refused_clearly():
     with pytest.raises(RuntimeFailure, match=r"does not fit uno: static RAM 2\d\d\d B \+ stack "
                                              r"reserve 80 B"):
         UnoSimRuntime().replay(model_of(CKP255), [])

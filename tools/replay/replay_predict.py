@@ -29,7 +29,9 @@ times = [] if len(args) > 2 else None
 locked = False
 micropython.heap_lock()
 try:
-    [0]  # (a bytearray here can hang this WebAssembly build while the heap is locked)
+    # the list is the probe, kept for its allocation alone (a bytearray here can hang this
+    # WebAssembly build while the heap is locked)
+    [0]  # noqa: B018
 except MemoryError:
     locked = True
 micropython.heap_unlock()

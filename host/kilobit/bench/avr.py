@@ -227,7 +227,8 @@ def _report(res, shuffles, quick, elapsed):
         add(head)
         add("|---" * (1 + 2 * len(BITS)) + "|")
 
-        def row(label, ours, paper):
+        # the table helpers are this iteration's: its runs (and paper p) bound as defaults
+        def row(label, ours, paper, runs=runs):
             cells = []
             for i, bits in enumerate(BITS):
                 cells += [ours(runs[bits]), paper[i] if paper else ""]
@@ -254,7 +255,7 @@ def _report(res, shuffles, quick, elapsed):
         add("| cycles | " + " | ".join("%d bits" % bits for bits in BITS) + " |")
         add("|---" * (1 + len(BITS)) + "|")
 
-        def crow(label, f):
+        def crow(label, f, runs=runs):
             add("| %s | %s |" % (label, " | ".join(f(runs[bits]) for bits in BITS)))
 
         crow("per training example, mean (shuffle 0)", lambda rs: "%.0f" % rs[0]["learn_mean"])
@@ -265,8 +266,8 @@ def _report(res, shuffles, quick, elapsed):
         crow("per prediction (query), mean", lambda rs: "%.0f" % rs[0]["query_mean"])
         crow("per prediction (query), max", lambda rs: "%d" % rs[0]["query_max"])
         crow("speed-up vs the paper (time, stream mean)",
-             lambda rs: "%.1fx" % (p["time"][BITS.index(_bits(runs, rs))] /
-                                   _ms(100 * rs[0]["learn_mean"], 4e6)))
+             lambda rs, p=p, runs=runs: "%.1fx" % (p["time"][BITS.index(_bits(runs, rs))] /
+                                                   _ms(100 * rs[0]["learn_mean"], 4e6)))
         crow("support-vector memory [B]", lambda rs: "%d" % rs[0]["mem"])
         crow("prequential accuracy [%] (shuffle 0)", lambda rs: "%.2f" % (100 * rs[0]["preq"]))
         crow("identical to the host reference (all shuffles)",

@@ -120,6 +120,11 @@ def run(out="docs/benchmarks/multiclass.md", quick=False, seed=0, progress=print
     return rows
 
 
+def _pct(v, best):
+    """An accuracy cell of the table, bold where it is its row's best."""
+    return ("**%.2f%%**" if v == best else "%.2f%%") % (100 * v)
+
+
 def report(rows, missing, quick, seed, seconds, fit=()):
     cmd = "kilobit bench multiclass" + (" --quick" if quick else "")
     out = ["# Several classes online at equal bytes: RKP and CKP one-vs-rest beside assoc", "",
@@ -140,9 +145,9 @@ def report(rows, missing, quick, seed, seconds, fit=()):
     for name, kt, nb, aa, T, nbr, ar, L, nbc, svs, ac in rows:
         K = {"pendigits-10": 10, "letter-26": 26}.get(name, "?")
         best = max(aa, ar, ac)
-        cell = (lambda v: ("**%.2f%%**" if v == best else "%.2f%%") % (100 * v))
         out.append("| %s | %s | %d | %d | %s | %d (%d) | %s | %d (%d, %.1f) | %s |"
-                   % (name, K, kt, nb, cell(aa), T, nbr, cell(ar), L, nbc, svs, cell(ac)))
+                   % (name, K, kt, nb, _pct(aa, best), T, nbr, _pct(ar, best), L, nbc, svs,
+                      _pct(ac, best)))
     for name, why in missing.items():
         out.append("| %s | - | - | - | not run: %s | | | | |" % (name, why))
     out += ["", "Bytes are the learnt state a board keeps in RAM (assoc's memory; the K "
