@@ -117,7 +117,8 @@ def _existing(path, header):
         with open(path, encoding="utf-8-sig") as f:
             text = f.read()
     except (OSError, UnicodeDecodeError) as e:
-        raise KilobitError("cannot append to %s: %s" % (path, getattr(e, "strerror", None) or e))
+        raise KilobitError("cannot append to %s: %s"
+                           % (path, getattr(e, "strerror", None) or e)) from None
     first = next((ln for ln in text.splitlines() if ln.strip()), None)
     if first is None:
         return ""

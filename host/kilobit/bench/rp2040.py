@@ -475,7 +475,7 @@ def main(a):
             with open(a.output) as f:
                 page = f.read()
         except OSError as e:
-            raise KilobitError("--quantize updates an existing page: %s" % e)
+            raise KilobitError("--quantize updates an existing page: %s" % e) from None
         write_page(a.output, splice_quantize(page, quantize_section(quantize_figures())))
         print("wrote %s" % a.output)
         return 0

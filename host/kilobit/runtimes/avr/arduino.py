@@ -186,7 +186,8 @@ class Session:
             with open(self._report) as f:
                 report = json.load(f)
         except (OSError, ValueError):
-            raise KilobitError("kb_sim wrote no report: %s" % err.decode(errors="replace"))
+            raise KilobitError("kb_sim wrote no report: %s"
+                               % err.decode(errors="replace")) from None
         finally:
             os.unlink(self._report)
         self.result = kb_sim.SimResult(report, self._buf, self.proc.returncode,

@@ -284,7 +284,8 @@ def run(elf, mcu, freq=None, input_bytes=b"", max_cycles=2 * 10 ** 9, idle_cycle
             with open(report_path) as f:
                 report = json.load(f)
         except (OSError, ValueError):
-            raise SimError("kb_sim wrote no report (exit %d): %s" % (p.returncode, stderr.strip()))
+            raise SimError("kb_sim wrote no report (exit %d): %s"
+                           % (p.returncode, stderr.strip())) from None
     finally:
         try:
             os.unlink(report_path)

@@ -76,7 +76,7 @@ class SimPort:
                 with open(report) as f:
                     rep = json.load(f)
             except (OSError, ValueError):
-                raise PortError("kb_sim wrote no report: %s" % err.strip())
+                raise PortError("kb_sim wrote no report: %s" % err.strip()) from None
             self.result = kb_sim.SimResult(rep, bytes(output), proc.returncode, err)
             if not self.result.ok:
                 raise PortError("%s on %s: %s" % (self.result.stop, self.mcu,

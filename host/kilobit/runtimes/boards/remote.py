@@ -40,7 +40,8 @@ class MpremoteRunner:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout,
                                stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
-            raise RuntimeFailure("mpremote timed out after %ds on %s" % (self.timeout, self.port))
+            raise RuntimeFailure("mpremote timed out after %ds on %s"
+                                 % (self.timeout, self.port)) from None
         if check and p.returncode != 0:
             raise RuntimeFailure("mpremote %s failed on %s: %s" % (
                 args[0], self.port, (p.stderr or p.stdout).strip().splitlines()[-1:]))
