@@ -53,19 +53,19 @@ def contract_fields(m, u):
             s = SMALL if s + t > SMALL else s + t
         i = s >> m.kshift
         k = int(m.table[i]) if i < m.nt else 0
-        for l in range(m.L):
-            S[l] += int(m.zmat[j][l]) * k
+        for cl in range(m.L):
+            S[cl] += int(m.zmat[j][cl]) * k
         D.append(s)
         K.append(k)
     if m.multilabel:
-        pred = sum(1 << l for l in range(m.L) if S[l] > 0)
+        pred = sum(1 << cl for cl in range(m.L) if S[cl] > 0)
     elif m.L == 1:
         pred = 1 if S[0] > 0 else 0
     else:
         pred = 0
-        for l in range(1, m.L):
-            if S[l] > S[pred]:
-                pred = l
+        for cl in range(1, m.L):
+            if S[cl] > S[pred]:
+                pred = cl
     return P + D + K + S + [pred]
 
 

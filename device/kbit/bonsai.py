@@ -178,8 +178,8 @@ class Bonsai(Model):
         eT = self.tanh_bits
         one = 1 << eT
         wb = self.wbits >> 3
-        for l in range(L):
-            S[l] = 0
+        for cl in range(L):
+            S[cl] = 0
         k = 0
         while True:
             internal = k < self.ni
@@ -189,14 +189,14 @@ class Bonsai(Model):
             ws = buf[self.wsh + k]
             vs = buf[self.vsh + k]
             r = 1 if internal else 0
-            for l in range(L):
+            for cl in range(L):
                 w = sat(rshift_round(dots[r], ws))
                 t = rshift_round(dots[r + 1], vs)
                 if t > one:
                     t = one
                 elif t < -one:
                     t = -one
-                S[l] += rshift_round(w * t, eT)
+                S[cl] += rshift_round(w * t, eT)
                 r += 2
             if not internal:
                 break

@@ -69,9 +69,9 @@ def decide(S, L):
     if L == 1:
         return 1 if S[0] > 0 else 0
     best = 0
-    for l in range(1, L):
-        if S[l] > S[best]:
-            best = l
+    for cl in range(1, L):
+        if S[cl] > S[best]:
+            best = cl
     return best
 
 

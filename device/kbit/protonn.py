@@ -202,8 +202,8 @@ class ProtoNN(Model):
         pc.reset()
         for j in range(m):
             self.D[j] = 0
-        for l in range(L):
-            self.scores[l] = 0
+        for cl in range(L):
+            self.scores[cl] = 0
         if _nat:  # the native kernel's state, made whether or not it runs now (use_native)
             err = _nat.bind(self)
             if err:
@@ -243,8 +243,8 @@ class ProtoNN(Model):
         zc = self.zc
         pc.reset()
         zc.reset()
-        for l in range(L):
-            S[l] = 0
+        for cl in range(L):
+            S[cl] = 0
         p0 = 0
         z0 = 0
         for j in range(self.m):
@@ -265,13 +265,13 @@ class ProtoNN(Model):
             K[j] = k
             z0 += L
             while zc.pos < z0:  # the labels of prototype j, also when k = 0
-                l = zc.pos - z0 + L
-                S[l] += zc.take() * k
+                cl = zc.pos - z0 + L
+                S[cl] += zc.take() * k
         if self.multilabel:
             mask = 0
-            for l in range(L):
-                if S[l] > 0:
-                    mask |= 1 << l
+            for cl in range(L):
+                if S[cl] > 0:
+                    mask |= 1 << cl
             return mask
         return decide(S, L)
 

@@ -43,12 +43,12 @@ def tree_rows(m):
         out.extend((int(m.wshift[k]), int(m.vshift[k])))
         if k < m.ni:
             row(m.theta[k])
-        present = [l for l in range(m.L) if np.any(m.W[k, l]) and np.any(m.V[k, l])]
+        present = [cl for cl in range(m.L) if np.any(m.W[k, cl]) and np.any(m.V[k, cl])]
         out.append(len(present))
-        for l in present:
-            out.append(l)
-            row(m.W[k, l])
-            row(m.V[k, l])
+        for cl in present:
+            out.append(cl)
+            row(m.W[k, cl])
+            row(m.V[k, cl])
     if len(m.payload()) + len(out) + 2 * len(offs) > predictor.TABLE_ROOM:
         return None
     return bytes(out), offs

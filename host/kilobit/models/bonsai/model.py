@@ -228,9 +228,9 @@ def node_rows(p_or_theta, W, V, k, ni):
     """The rows of node k's block (contract 8.2): theta_k if internal, then W_k[:, l], V_k[:, l]
     for each class l. Works on float and integer arrays (W, V: N x d x L)."""
     rows = [p_or_theta[k]] if k < ni else []
-    for l in range(W.shape[2]):
-        rows.append(W[k, :, l])
-        rows.append(V[k, :, l])
+    for cl in range(W.shape[2]):
+        rows.append(W[k, :, cl])
+        rows.append(V[k, :, cl])
     return np.array(rows)
 
 
@@ -252,10 +252,10 @@ def theta_unflat(p, flat):
         if k < ni:
             q["theta"][k] = flat[i:i + d]
             i += d
-        for l in range(L):
-            q["W"][k, :, l] = flat[i:i + d]
+        for cl in range(L):
+            q["W"][k, :, cl] = flat[i:i + d]
             i += d
-            q["V"][k, :, l] = flat[i:i + d]
+            q["V"][k, :, cl] = flat[i:i + d]
             i += d
     return q
 
@@ -505,7 +505,7 @@ class BonsaiInt(kbfile.PayloadModel):
 
     def field_names(self):
         return (["z%d" % r for r in range(self.d)] + ["leaf"]
-                + ["s%d" % l for l in range(self.L)] + ["pred"])
+                + ["s%d" % cl for cl in range(self.L)] + ["pred"])
 
     def field_rows(self, codes):
         """One list of ints per example, in the order of field_names() (the golden fields)."""

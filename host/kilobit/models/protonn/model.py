@@ -156,7 +156,7 @@ class ProtoNNInt(kbfile.PayloadModel):
 
     def field_names(self):
         return (["z%d" % r for r in range(self.d)] + ["D%d" % j for j in range(self.m)]
-                + ["k%d" % j for j in range(self.m)] + ["s%d" % l for l in range(self.L)]
+                + ["k%d" % j for j in range(self.m)] + ["s%d" % cl for cl in range(self.L)]
                 + ["pred"])
 
     def field_rows(self, codes):

@@ -480,7 +480,7 @@ def quantize_model(fm, codes_train, wbits, nt=TABLE_DEFAULT):
     Bq = quantize(Bs, -bshift, q)
     Bq = np.clip(Bq, -(ACT_MAX >> bshift), ACT_MAX >> bshift)
     dshift, kshift, table = kernel_table(fm.gamma, eP, nt)
-    eZ = min(pow2_exponent(fm.Z[:, l], q, l1_limit=SMALL, in_max=ACT_MAX) for l in range(fm.L))
+    eZ = min(pow2_exponent(fm.Z[:, cl], q, l1_limit=SMALL, in_max=ACT_MAX) for cl in range(fm.L))
     Zq = quantize(fm.Z, eZ, q)
     m = ProtoNNInt(pj, Bq, bshift, dshift, kshift, [int(v) for v in table], Zq, fm.classes,
                    multilabel=fm.multilabel)
