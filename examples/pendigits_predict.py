@@ -3,11 +3,15 @@
 # coordinates. Each model takes the features one at a time, as a sensor delivers them (a zero
 # code need not be sent), then predicts.
 #
-#   kilobit train bonsai --data pendigits-10 --depth 1 --proj 6 --epochs 3,6,3 --seed 0 --quiet -o build/bonsai.kb
-#   kilobit train protonn --data pendigits-10 --proj 8 --prototypes 20 --epochs 10,3 --seed 0 --quiet -o build/protonn.kb
-#   kilobit deploy build/bonsai.kb --board rp2040 --port PORT      (kbit and bonsai.kb, verified on the board)
-#   kilobit deploy build/protonn.kb --board rp2040 --port PORT     (protonn.kb, verified on the board)
+#   kilobit train bonsai --data pendigits-10 --depth 1 --proj 6 --epochs 3,6,3 --seed 0 \
+#       --quiet -o build/bonsai.kb
+#   kilobit train protonn --data pendigits-10 --proj 8 --prototypes 20 --epochs 10,3 --seed 0 \
+#       --quiet -o build/protonn.kb
+#   kilobit deploy build/bonsai.kb --board rp2040 --port PORT     (kbit and bonsai.kb)
+#   kilobit deploy build/protonn.kb --board rp2040 --port PORT    (protonn.kb)
 #   mpremote connect PORT run examples/pendigits_predict.py
+#
+# (deploy verifies on the board every file it copies.)
 #
 # STREAM holds the first 20 inputs of pendigits-10's test split: the digit, then the 16 codes
 # (8 bits: scaled with the model files' scaler, the same for both, and quantized;

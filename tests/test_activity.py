@@ -82,8 +82,8 @@ def test_record_train_deploy_classify_and_learn_on_the_emulated_pico(pico, tmp_p
     r = kilobit("train", "rkp", "--data", str(rec), "--window", str(WINDOW), "--axes",
                 str(AXES), "--features", FEATURES, "-o", str(model))
     assert r.returncode == 0, r.stderr
-    r = kilobit("deploy", str(model), "--board", "rp2040", "--port", pico.port, "--as", "activity.kb",
-                timeout=600)
+    r = kilobit("deploy", str(model), "--board", "rp2040", "--port", pico.port,
+                "--as", "activity.kb", timeout=600)
     assert r.returncode == 0 and "model activity.kb verified" in r.stdout, r.stdout + r.stderr
     code, out, err = mpremote(pico.port, "cp", str(d / "live.txt"), ":live.txt", "+", "run",
                               LIVE, timeout=600)

@@ -20,7 +20,8 @@ MULTI = sorted(p for p in glob.glob(os.path.join(HERE, "golden", "*.json"))
                and golden.load(p)["params"].get("classes", 2) > 2)
 RKP3 = os.path.join(HERE, "golden", "rkp-laplace-b4-t12-m4-a-4-k3-s40.json")
 CKP3 = os.path.join(HERE, "golden", "ckp-L120-bits6-classes3-dims2-seed33-steps300-width100.json")
-CKP255 = os.path.join(HERE, "golden", "ckp-L2-bits1-classes255-dims1-seed35-steps120-width1000.json")
+CKP255 = os.path.join(HERE, "golden",
+                      "ckp-L2-bits1-classes255-dims1-seed35-steps120-width1000.json")
 
 
 def test_the_multiclass_golden_files_are_here():

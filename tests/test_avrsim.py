@@ -1,5 +1,6 @@
-"""The simavr harness (firmware_c/sim/kb_sim.c + kilobit.runtimes.avr.kb_sim): UART bridge, cycle
-markers, stack tracking, termination and failure reporting, on a simulated ATtiny2313 and ATmega328P."""
+"""The simavr harness (firmware_c/sim/kb_sim.c + kilobit.runtimes.avr.kb_sim): UART bridge,
+cycle markers, stack tracking, termination and failure reporting, on a simulated ATtiny2313 and
+ATmega328P."""
 import json
 import os
 import random
@@ -109,8 +110,8 @@ def test_cycle_count_exact(mcu, tmp_path):
                    "int main(void) {\n"
                    "    __asm__ volatile(\"out %0, %1\\n\\t\" \"nop\\n\\t\" \"nop\\n\\t\"\n"
                    "        \"rjmp .+0\\n\\t\" \"nop\\n\\t\" \"nop\\n\\t\" \"nop\\n\\t\"\n"
-                   "        \"nop\\n\\t\" \"rjmp .+0\\n\\t\" \"nop\\n\\t\" \"nop\\n\\t\" \"nop\\n\\t\"\n"
-                   "        \"nop\\n\\t\" \"out %0, %2\\n\\t\"\n"
+                   "        \"nop\\n\\t\" \"rjmp .+0\\n\\t\" \"nop\\n\\t\" \"nop\\n\\t\"\n"
+                   "        \"nop\\n\\t\" \"nop\\n\\t\" \"out %0, %2\\n\\t\"\n"
                    "        :: \"I\"(_SFR_IO_ADDR(GPIOR1)), \"r\"((unsigned char)0xA), "
                    "\"r\"((unsigned char)0xB));\n"
                    "    cli(); sleep_enable(); sleep_cpu();\n"

@@ -603,7 +603,7 @@ def test_ampy_on_the_virtual_board(vboard):
     assert p.returncode == 0 and p.stdout.split() == ["/amp/rng.py"], p.stdout + p.stderr
 
 
-# --- command-line servers: kilobit board virtual / sim ---------------------------------------------
+# --- command-line servers: kilobit board virtual / sim --------------------------------------------
 
 def serve(args, timeout=60):
     """Start `kilobit board ...`; return (process, port) once it printed its port."""
@@ -715,7 +715,7 @@ def test_sim_board_refuses_a_model_that_does_not_fit(tmp_path):
     assert p.returncode == 2 and "does not fit attiny2313" in p.stderr
 
 
-# --- attached boards, firmware files ---------------------------------------------------------------
+# --- attached boards, firmware files --------------------------------------------------------------
 
 def test_board_at_port_runtimes():
     from kilobit.cli import DEMO_RUNTIMES

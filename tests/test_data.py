@@ -246,7 +246,8 @@ def test_csv_with_byte_order_mark(tmp_path):
     assert X.shape == (3, 2) and list(y) == [0, 1, 1]
 
 
-@pytest.mark.parametrize("text", ["a;b;y\n1;2;0\n3;4;1\n5;6;0\n", "a\tb\ty\n1\t2\t0\n3\t4\t1\n5\t6\t0\n",
+@pytest.mark.parametrize("text", ["a;b;y\n1;2;0\n3;4;1\n5;6;0\n",
+                                  "a\tb\ty\n1\t2\t0\n3\t4\t1\n5\t6\t0\n",
                                   "1;2;0\n3;4;1\n5;6;0\n", "a,b,y\n1,2,0\n3,4,1\n5,6,0\n"])
 def test_csv_separators_are_detected(tmp_path, text):
     """Commas, semicolons and tabs (issue 24): the first row is a header, not a data row."""

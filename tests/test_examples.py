@@ -44,7 +44,9 @@ def train_as_documented(name, build):
     """Run the `kilobit train` lines of an example's header with build/ replaced by `build`;
     {file name: model bytes}."""
     out = {}
-    for line in source(name).splitlines():
+    # a command too long for one line goes on in the next comment line, as a shell's "\" would
+    text = re.sub(r"\\\n#\s*", "", source(name))
+    for line in text.splitlines():
         if line.startswith("#   kilobit train "):
             args = shlex.split(line[len("#   kilobit "):].replace("build/", str(build) + "/"))
             assert main(args) == 0, line
@@ -164,7 +166,7 @@ def test_example_streams_are_the_hosts(name, trained):
     assert stream_of(name) == stream
 
 
-# --- on the virtual board ---------------------------------------------------------------------------
+# --- on the virtual board -------------------------------------------------------------------------
 
 def mpremote(port, *args):
     p = subprocess.run(deploy.tool_argv(["mpremote", "connect", port, *args]),

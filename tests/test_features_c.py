@@ -390,8 +390,8 @@ def _uno_run(uno, jobs):
 
 def test_uno_equals_the_host_and_its_cycles(uno):
     """On the simulated ATmega328P: every window that fits its buffers (450 readings, 3 axes)
-    gives the host's features; prints the cycles of a 3-axis 100-sample window (measured, not held to a
-    bound)."""
+    gives the host's features; prints the cycles of a 3-axis 100-sample window (measured, not held
+    to a bound)."""
     rs = random.Random(4)
     bench = [rs.randint(-4000, 4000) for _ in range(300)]
     windows = [(bench, 3)] + [(w, A) for w, A in cases() if len(w) <= W_MAX and A <= 3]

@@ -1,7 +1,8 @@
 """The C runtime's model-file loaders and decoders under libFuzzer with AddressSanitizer and
 UndefinedBehaviorSanitizer (firmware_c/fuzz/kb_fuzz_file.c): a short run seeded with every golden
-model file, every kept regression input (tests/fuzz/kb_file) replayed, and a planted out-of-bounds read that the
-fuzzer must find (so a run that finds nothing means something). The long runs are a benchmark."""
+model file, every kept regression input (tests/fuzz/kb_file) replayed, and a planted
+out-of-bounds read that the fuzzer must find (so a run that finds nothing means something). The
+long runs are a benchmark."""
 import glob
 import json
 import os

@@ -149,8 +149,8 @@ def _one_per_model_type():
 def test_golden_file_agrees_on_the_emulated_pico(path, runtime):
     """kbit as armv6m .mpy on the emulated RP2040 (MicroPython 1.23's core on kilobit's own
     port), every step under heap_lock, through the armv6m native modules and through the
-    bytecode; every model type in CI, the whole set by
-    `kilobit golden check tests/golden/*.json --runtime rp2040-sim --runtime rp2040-sim-bytecode`."""
+    bytecode; every model type in CI, the whole set by `kilobit golden check tests/golden/*.json
+    --runtime rp2040-sim --runtime rp2040-sim-bytecode`."""
     r = rt.get(runtime)
     need(r.missing())
     doc = golden.load(path)

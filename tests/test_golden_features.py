@@ -214,7 +214,8 @@ def test_uno_firmware_answers_bad_frames_and_stays_in_step():
     replies = protocol.parse_replies(out)
     assert [r.code for r in replies] == ["X", "E", "E", "X", "X", "S"]
     assert replies[1].error == protocol.ERR_CRC and replies[2].error == protocol.ERR_LEN
-    assert list(replies[3].payload) == [_kb_err("KB_ERR_LIMIT")]  # a 128-point FFT in a 64-point build
+    # a 128-point FFT in a 64-point build
+    assert list(replies[3].payload) == [_kb_err("KB_ERR_LIMIT")]
     for r, exp in zip((replies[0], replies[4]), doc["expect"][:2]):
         assert r.payload[0] == 0
         assert list(struct.unpack_from("<%di" % len(exp), r.payload, 1)) == exp

@@ -305,7 +305,7 @@ def test_assoc_approach_by_name():
         Assoc(3, 8, 2, 4, 3, 2)
 
 
-# --- on real MicroPython, and on a board without float ----------------------------------------------
+# --- on real MicroPython, and on a board without float --------------------------------------------
 
 SPOT_SCRIPT = r"""
 from kbit.rkp import RKP
@@ -352,7 +352,8 @@ def test_tables_on_the_emulated_pico_without_float(tmp_path):
     from kilobit.runtimes.micropython import rp2040_sim
     need(rp2040_sim.missing())
     script = tmp_path / "spot.py"
-    script.write_text("try:\n    eval('1.5')\nexcept SyntaxError:  # decimal numbers not supported\n"
+    script.write_text("try:\n    eval('1.5')\n"
+                      "except SyntaxError:  # decimal numbers not supported\n"
                       "    print('no float')\n" + spot_script())
     p = rp2040_sim.run([str(script)], timeout=600)
     assert p.returncode == 0, p.stdout + p.stderr

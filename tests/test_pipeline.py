@@ -122,9 +122,9 @@ def test_bad_windows_are_refused_cleanly(trained, tmp_path):
     write_csv(big, np.where(np.arange(rows.shape[1]) == 5, 40000, rows), labels)
     r = kilobit("predict", model, "--data", big)
     assert r.returncode == 2 and "int16" in r.stderr, r.stderr
-    for args, said in [(["--axes", "3"], "--window"), (["--window", "64", "--features", "fft"], "fftP"),
-                       (["--window", "64", "--features", "mean,fast"],
-                                                       "feature"),
+    for args, said in [(["--axes", "3"], "--window"),
+                       (["--window", "64", "--features", "fft"], "fftP"),
+                       (["--window", "64", "--features", "mean,fast"], "feature"),
                        (["--window", "64", "--axes", "3", "--features", "fft128:4"], "128"),
                        (["--window", "50", "--axes", "3"], "window")]:
         out = tmp_path / "x.kb"

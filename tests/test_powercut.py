@@ -20,7 +20,8 @@ GOLDEN = os.path.join(HERE, "golden")
 BANANA = os.path.join(GOLDEN, "rkp-laplace-b4-t62-m2-a-6-s1.json")
 CKP = os.path.join(GOLDEN, "ckp-L560-bits6-dims2-seed21-steps500-width100.json")
 ASSOC = os.path.join(GOLDEN, "assoc-P3-R1-approachI-I-bits4-cap6-d2-kt3-seed54-steps40.json")
-BIG_ASSOC = os.path.join(GOLDEN, "assoc-P1-R1-approachI-I-bits8-cap10-d16-kt10-seed41-steps160.json")
+BIG_ASSOC = os.path.join(GOLDEN,
+                         "assoc-P1-R1-approachI-I-bits8-cap10-d16-kt10-seed41-steps160.json")
 
 
 @pytest.fixture(autouse=True)

@@ -75,8 +75,8 @@ class Quantizer:
 
     def quantize(self, raw, out=None):
         """The codes of raw (n ints: array("h"), array("i"), a list...) in out (a bytearray of
-        n; array("b") when signed, array("H") when bits > 8; a new one when None), returned. TypeError for a
-        value that is not an int, ValueError for a wrong length, a reading outside
+        n; array("b") when signed, array("H") when bits > 8; a new one when None), returned.
+        TypeError for a value that is not an int, ValueError for a wrong length, a reading outside
         -2^30..2^30-1 or an unfit out."""
         n = self.n
         _ints(raw, "readings")

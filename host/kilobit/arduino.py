@@ -158,7 +158,8 @@ def _properties():
 def _library_json():
     return json.dumps({
         "name": NAME, "version": __version__, "license": about.LICENSE,
-        "homepage": about.HOMEPAGE, "authors": [{"name": about.AUTHOR, "email": about.AUTHOR_EMAIL}],
+        "homepage": about.HOMEPAGE,
+        "authors": [{"name": about.AUTHOR, "email": about.AUTHOR_EMAIL}],
         "description": "Tiny machine-learning models that predict and keep learning on the "
                        "chip, integer only: kilobit's C runtime and the models `kilobit "
                        "export` makes.",

@@ -986,8 +986,8 @@ def _write(out, quick, runtime, results, shots, ci, ei, uno, skipped, plot_note,
         lc, qc = np.array(uno["learn_cycles"]), np.array(uno["query_cycles"])
         add("`firmware_c/avr/assoc_stream.c` built for the ATmega328P at 16 MHz with I-I, "
             "P = %d, d = %d, capacity %d classes, k~ = %d, R = %d (B = 8), run cycle-exact on "
-            "simavr (kilobit.runtimes.avr.kb_sim): a fresh memory learns the %d training examples of "
-            "pendigits-10 in a seeded random order, one learn frame each (each class is new "
+            "simavr (kilobit.runtimes.avr.kb_sim): a fresh memory learns the %d training examples "
+            "of pendigits-10 in a seeded random order, one learn frame each (each class is new "
             "when it first comes: class-incremental), then answers %d test queries."
             % (UNO["P"], UNO["d"], UNO["cap"], UNO["kt"], UNO["R"], uno["n_train"],
                uno["n_test"]))

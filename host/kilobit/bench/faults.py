@@ -272,7 +272,8 @@ def checkpoints(progress=print):
     script = paths.kbit("test_checkpoint.py")
     for name, run_, miss in (("kbit on MicroPython 1.27 (WebAssembly)", kbit_wasm.run,
                               kbit_wasm.missing_wasm()),
-                             ("kbit on MicroPython 1.29 (unix port)", kbit_unix.run, kbit_unix.missing())):
+                             ("kbit on MicroPython 1.29 (unix port)", kbit_unix.run,
+                              kbit_unix.missing())):
         if miss:
             rows.append((name, 0, None, "not run: missing %s" % miss))
             continue

@@ -25,8 +25,9 @@ avr-gcc -Os like kilobit's firmware, on kb_sim; every chip reply must equal emle
 reference: the same C compiled for the host (firmware_c/host/peer_ref.c; emlearn's Python
 wrapper reads CSV lines of at most 2 KB, too short for 256 or 784 features). *Model bytes*:
 kilobit's device payload plus the flash tables its firmware header derives from it (the
-projection's row table, ProtoNN's prototype groups); emlearn's, the flash its firmware has over the harness
-without a model (an inline tree is code; tables in RAM are also in flash, their initial values).
+projection's row table, ProtoNN's prototype groups); emlearn's, the flash its firmware has over
+the harness without a model (an inline tree is code; tables in RAM are also in flash, their
+initial values).
 """
 import hashlib
 import os
@@ -120,7 +121,8 @@ def _build(code, nfeat, feature, tag):
     em = emlearn_module()
     with open(HARNESS) as f:
         harness = f.read()
-    key = hashlib.sha256(("%s|%d|%s|%s" % (code, nfeat, feature, harness)).encode()).hexdigest()[:20]
+    text = "%s|%d|%s|%s" % (code, nfeat, feature, harness)
+    key = hashlib.sha256(text.encode()).hexdigest()[:20]
     d = os.path.join(BUILD, "%s-%s" % (tag, key))
     elf = os.path.join(d, "peer.elf")
     if not os.path.exists(elf):

@@ -397,7 +397,8 @@ def _write(out, command, shuffles, quick, tables, grids, grid_a, sweep, werr, ch
         % (shuffles, ", ".join("%+d" % a for a in grid_a), TABLE_A, shuffles,
            4.0 / math.sqrt(shuffles)))
     add("")
-    add("| data set | B | SVs | " + " | ".join("A = %+d" % a for a in grid_a) + " | best A (fixed) |")
+    add("| data set | B | SVs | " + " | ".join("A = %+d" % a for a in grid_a)
+        + " | best A (fixed) |")
     add("|---|---|---|" + "---|" * (len(grid_a) + 1))
     best_a = {}
     for name, rows in tables.items():
@@ -445,9 +446,9 @@ def _write(out, command, shuffles, quick, tables, grids, grid_a, sweep, werr, ch
         "shuffles, the test points where the two scorings differ, and of those how many have "
         "an integer score of exactly 0 (*ties*: every ring of support vectors cancelled, so "
         "even the tie-break of contract 3.3, which lets the next ring decide when the nearest "
-        "one cancels, ends at 0 and predicts 0) and how many an exact score of 0.0 (*underflow*: every `exp` underflowed "
-        "in double precision). *exact acc* is the accuracy of the exact-exp scoring of those "
-        "support vectors.")
+        "one cancels, ends at 0 and predicts 0) and how many an exact score of 0.0 (*underflow*: "
+        "every `exp` underflowed in double precision). *exact acc* is the accuracy of the "
+        "exact-exp scoring of those support vectors.")
     add("- **independent**: the fixed learner and the float learner each trained on the same "
         "sequence (same seed); agreement of their test predictions. One different mistake "
         "early in training gives the two models different support sets, so this measures "

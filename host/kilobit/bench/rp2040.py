@@ -151,7 +151,8 @@ def time_avr(doc, board):
         stats = {"learn": _stats(res.between(1, 2)), "predict": _stats(res.between(3, 4))}
     b = boards.get(board)
     return dict(stats={k: v for k, v in stats.items() if v}, identical=bad is None,
-                error=str(bad) if bad else None, hz=b["clock_hz"], flash=runtime.last_sizes["flash"])
+                error=str(bad) if bad else None, hz=b["clock_hz"],
+                flash=runtime.last_sizes["flash"])
 
 
 def footprint(blob, spec):

@@ -260,7 +260,8 @@ def cmd_golden(a):
         print(f)
         failures = golden.check(f, names)
         bad += bool(failures)
-    print("%d of %d golden files agree on %s" % (len(a.files) - bad, len(a.files), ", ".join(names)))
+    print("%d of %d golden files agree on %s"
+          % (len(a.files) - bad, len(a.files), ", ".join(names)))
     return 1 if bad else 0
 
 

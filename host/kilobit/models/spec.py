@@ -8,7 +8,8 @@ Every tool reads these fields instead of naming model types one by one:
     type_id       its model type in the .kb header (kilobit.core.kbfile.MODEL_TYPES)
     kind          how its steps look, which decides how runtimes drive it:
                   "learner"    binary online learner, ("L", y, codes) / ("Q", None, codes) steps,
-                               fields score, prediction, mistake, count + memory (kilobit.models.learner)
+                               fields score, prediction, mistake, count + memory
+                               (kilobit.models.learner)
                   "predictor"  host-trained, features streamed, ("P", None, codes) steps,
                                fields of the model's own (kilobit.models.predictor)
                   "classes"    class-incremental online learner, labels 0..255, int8 values

@@ -232,12 +232,11 @@ def run(elf, mcu, freq=None, input_bytes=b"", max_cycles=2 * 10 ** 9, idle_cycle
     the firmware's baud rate with no gaps); "byte" hands over the next byte only once the
     previous one has been read. Both read ahead on stdin: a host that waits for a reply before
     it sends the next frame stalls them. "interactive" is for such a live line (a pty,
-    kilobit.runtimes.boards.virtual.SimBoard / `kilobit board sim`): bytes are handed over as they come,
-    and
-    kb_sim waits for stdin only once the chip has read everything, answered and gone back to
-    polling its receiver (a sketch reading its receiver from an interrupt is offered stdin every
-    4096 cycles: kilobit.runtimes.avr.arduino.Session); the cycle counts then depend on the
-    host's pacing.
+    kilobit.runtimes.boards.virtual.SimBoard / `kilobit board sim`): bytes are handed over as they
+    come, and kb_sim waits for stdin only once the chip has read everything, answered and gone back
+    to polling its receiver (a sketch reading its receiver from an interrupt is offered stdin every
+    4096 cycles: kilobit.runtimes.avr.arduino.Session); the cycle counts then depend on the host's
+    pacing.
 
     `eeprom` is a file holding the chip's EEPROM across runs (missing: blank), written back when
     the run ends. `cut_write` N cuts the power as the N-th EEPROM byte write starts (stop

@@ -15,7 +15,8 @@ A board file says what the chip has and how kilobit reaches it:
                         natmod_arch (the architecture of kbit's native modules it gets,
                         kilobit.runtimes.micropython.natmod; null: bytecode only) and
                         native_note (why, in a sentence)
-    deploy              per tool: the tool and its default options (see kilobit.runtimes.boards.deploy)
+    deploy              per tool: the tool and its default options
+                        (see kilobit.runtimes.boards.deploy)
 
 What fits (fit()):
   C boards (the AVR firmware): the firmware is built for the model

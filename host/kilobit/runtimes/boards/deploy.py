@@ -614,7 +614,7 @@ def plan_micropython(model_path, board, port, runtime=None, golden=None, name=No
     return steps
 
 
-# --- AVR boards -------------------------------------------------------------------------------------
+# --- AVR boards -----------------------------------------------------------------------------------
 
 def plan_avr(model_path, board, port=None, programmer=None, checkpoint_every=None):
     from kilobit.runtimes.avr import firmware, kb_sim

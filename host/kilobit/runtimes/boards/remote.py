@@ -7,8 +7,8 @@ AVR firmware's UART protocol over a serial port.
                        mpremote mip install), each replay driven by the real mpremote
     mpremote:PORT      a real MicroPython board on PORT, kbit already deployed (kilobit deploy)
     uno-sim-uart       the RKP firmware on a simulated ATmega328P whose UART is a pty
-                       (kilobit.runtimes.boards.virtual.SimBoard), driven by kilobit.stream.SerialPort
-                       (pyserial)
+                       (kilobit.runtimes.boards.virtual.SimBoard), driven by
+                       kilobit.stream.SerialPort (pyserial)
 
 The MicroPython ones reuse the kbit-micropython runtime (every model type it replays) with its
 runner swapped: instead of node running a script with files copied in, mpremote copies the files

