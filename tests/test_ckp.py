@@ -341,7 +341,7 @@ def test_firmware_header_on_the_host_c_build(tmp_path):
     header = tmp_path / "ckp_model.h"
     header.write_text(ckp_fw.header(model))
     assert "KB_CKP_CONST_MEM_INIT" in header.read_text()
-    build = os.path.join(firmware.REPO, "build", "firmware_c")
+    build = os.path.join(firmware.BUILD, "firmware_c")
     r = subprocess.run(["make", "-s", "-C", firmware.FIRMWARE_C, "BUILD=" + build,
                         "replay-const", "NAME=test_ckp_header", "DEFS=-include %s" % header],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
