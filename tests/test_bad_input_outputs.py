@@ -329,8 +329,9 @@ def test_library_through_a_symlink_with_its_examples(tmp_path):
         assert code == 0 and "Traceback" not in err, err
         assert sorted(os.listdir(tmp_path)) == ["link", "real"]
         assert os.readlink(tmp_path / "link") == "real"
-        assert sorted(os.listdir(tmp_path / "real")) == ["examples", "library.json",
-                                                         "library.properties", "src"]
+        assert sorted(os.listdir(tmp_path / "real")) == ["LICENSE", "README.md", "examples",
+                                                         "library.json", "library.properties",
+                                                         "src"]
         assert os.path.exists(tmp_path / "real/examples/BananaLearner/banana.h")
 
 
