@@ -126,19 +126,9 @@ static inline kb_err_t kb_features_extract(const int16_t *w, uint16_t n, uint8_t
                                            int16_t *scratch, int32_t *out)
 {
     int32_t t[KB_FEATURES_F];
-    uint8_t a, k, f = 0;
-    if (w == NULL || out == NULL || n < 1 || n > KB_FEATURES_N_MAX || axes == 0 || mask >= 0x80)
-        return KB_ERR_PARAM;
-    if (p == 0) {
-        if (bands != 0)
-            return KB_ERR_PARAM;
-    } else if (p < KB_FFT_P_MIN || p > KB_FFT_P_MAX || (1u << p) > n || scratch == NULL ||
-               bands == 0 || bands > (1u << (p - 1)) || (bands & (bands - 1u)) != 0) {
-        return KB_ERR_PARAM;
-    }
-    for (k = 0; k < KB_FEATURES_F; k++)
-        f = (uint8_t)(f + ((unsigned)mask >> k & 1u));
-    if (f + bands == 0)
+    uint8_t a, k;
+    if (w == NULL || out == NULL || axes == 0 || (p != 0 && scratch == NULL) ||
+        kb_selection_per_axis(n, mask, p, bands) == 0)
         return KB_ERR_PARAM;
     for (a = 0; a < axes; a++) {
         /* the mean the bands need comes with the seven, so they are all computed */

@@ -161,23 +161,32 @@ typedef struct {
     uint8_t axes, mask, p, bands;
 } kb_pipeline_t;
 
+/* Features per axis of a selection (contract 12.1) for windows of n samples: the mask's
+ * time-domain features, then the bands of a 2^p-point FFT; 0 when 12.1 refuses it. One check
+ * for a model file's pipeline (below) and kb_features_extract's arguments. */
+static inline uint8_t kb_selection_per_axis(uint16_t n, uint8_t mask, uint8_t p, uint8_t bands)
+{
+    uint8_t f = 0, k;
+    if (n < 1u || n > 256u || (mask & 0x80u))
+        return 0;
+    for (k = 0; k < 7u; k++)
+        f = (uint8_t)(f + (((unsigned)mask >> k) & 1u));
+    if (p) {
+        if (p < 5u || p > 8u || (1u << p) > n || bands < 1u || bands > (1u << (p - 1u)) ||
+            (bands & (bands - 1u)))
+            return 0;
+    } else if (bands) {
+        return 0;
+    }
+    return (uint8_t)(f + bands);
+}
+
 /* Features per axis of a pipeline, or 0 when contract 12.1 refuses its fields. */
 static inline uint8_t kb_pipeline_per_axis(const kb_pipeline_t *pp)
 {
-    uint8_t f = 0, k;
-    if (pp->n < 1u || pp->n > 256u || pp->axes < 1u || pp->axes > KB_PIPELINE_AXES ||
-        (pp->mask & 0x80u))
+    if (pp->axes < 1u || pp->axes > KB_PIPELINE_AXES)
         return 0;
-    for (k = 0; k < 7u; k++)
-        f = (uint8_t)(f + (((unsigned)pp->mask >> k) & 1u));
-    if (pp->p) {
-        if (pp->p < 5u || pp->p > 8u || (1u << pp->p) > pp->n || pp->bands < 1u ||
-            pp->bands > (1u << (pp->p - 1u)) || (pp->bands & (pp->bands - 1u)))
-            return 0;
-    } else if (pp->bands) {
-        return 0;
-    }
-    return (uint8_t)(f + pp->bands);
+    return kb_selection_per_axis(pp->n, pp->mask, pp->p, pp->bands);
 }
 
 /* The pipeline of the 6 bytes at b (read from a trailer kb_file_trailer accepted). */

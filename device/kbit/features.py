@@ -137,6 +137,34 @@ def fill(w, A, out):
     return out
 
 
+def selection(axes, n, mask=0x7F, p=0, bands=0):
+    """F, the features of each axis, of a selection for windows of `axes` x `n` readings;
+    ValueError for what contract 12.1 refuses (Extractor's, and kbit.pipeline's of a model
+    file)."""
+    for v in (axes, n, mask, p, bands):
+        if type(v) is not int:
+            raise ValueError("axes, n, mask, p and bands are ints")
+    if not 1 <= axes <= 255 or not 1 <= n <= _N_MAX:
+        raise ValueError("a window is 1..255 axes of 1..256 samples")
+    if not 0 <= mask < 0x80:
+        raise ValueError("mask has bits 0..6, one a feature (%s)" % ", ".join(NAMES))
+    if p:
+        size = 1 << p if 5 <= p <= 8 else 0
+        if not size or size > n:
+            raise ValueError("p is 5..8, a 32..256-point FFT of at most n = %d samples" % n)
+        if not 1 <= bands <= size >> 1 or bands & (bands - 1):
+            raise ValueError("bands of a %d-point FFT: a power of two in 1..%d"
+                             % (size, size >> 1))
+    elif bands:
+        raise ValueError("bands need an FFT (p 5..8)")
+    f = 0
+    for k in range(F):
+        f += mask >> k & 1
+    if not f + bands:
+        raise ValueError("a selection computes at least one feature")
+    return f + bands
+
+
 class Extractor:
     """The features a selection asks for (contract 12.1), of windows of `axes` x `n` readings:
     the time-domain features whose bit is set in `mask` (bit k: NAMES[k]), then `bands` band
@@ -144,31 +172,13 @@ class Extractor:
     run() then allocates nothing. ValueError for a selection contract 12.1 refuses."""
 
     def __init__(self, axes, n, mask=0x7F, p=0, bands=0):
-        for v in (axes, n, mask, p, bands):
-            if type(v) is not int:
-                raise ValueError("axes, n, mask, p and bands are ints")
-        if not 1 <= axes <= 255 or not 1 <= n <= _N_MAX:
-            raise ValueError("a window is 1..255 axes of 1..256 samples")
-        if not 0 <= mask < 0x80:
-            raise ValueError("mask has bits 0..6, one a feature (%s)" % ", ".join(NAMES))
-        if p:
-            size = 1 << p if 5 <= p <= 8 else 0
-            if not size or size > n:
-                raise ValueError("p is 5..8, a 32..256-point FFT of at most n = %d samples" % n)
-            if not 1 <= bands <= size >> 1 or bands & (bands - 1):
-                raise ValueError("bands of a %d-point FFT: a power of two in 1..%d"
-                                 % (size, size >> 1))
-        elif bands:
-            raise ValueError("bands need an FFT (p 5..8)")
+        self.per_axis = selection(axes, n, mask, p, bands)
         self._pick = bytes(k for k in range(F) if mask >> k & 1)
-        if not len(self._pick) + bands:
-            raise ValueError("a selection computes at least one feature")
         self.axes = axes
         self.n = n
         self.mask = mask
         self.p = p
         self.bands = bands
-        self.per_axis = len(self._pick) + bands
         self.size = axes * n  # readings in a window
         self.out = array("i", bytes(4 * axes * self.per_axis))
         # all seven of every axis: fill's output, the chosen ones copied from it

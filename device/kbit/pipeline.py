@@ -12,28 +12,16 @@ integer quantizer (kbit.quant), then the model's own predict or learn.
 """
 from .compat import const
 
-_AXES_MAX = const(16)
-_N_MAX = const(256)
+_AXES_MAX = const(16)  # a model file's pipeline (contract 4.1 bit 3); an Extractor takes 255
 
 
 def per_axis(n, axes, mask, p, bands):
     """F, the features of one axis, of a pipeline's fields; ValueError where contract 12.1
-    refuses them."""
-    if not 1 <= n <= _N_MAX or not 1 <= axes <= _AXES_MAX or mask >> 7:
-        raise ValueError("a pipeline takes 1..256 samples of 1..16 axes")
-    f = 0
-    for k in range(7):
-        f += mask >> k & 1
-    if p:
-        size = 1 << p
-        if not 5 <= p <= 8 or size > n or not 1 <= bands <= size >> 1 or bands & (bands - 1):
-            raise ValueError("a spectrum takes P = 32..256 <= samples and B = 1..P/2 bands, "
-                             "a power of two")
-    elif bands:
-        raise ValueError("bands without a spectrum")
-    if not f + bands:
-        raise ValueError("a pipeline computes at least one feature")
-    return f + bands
+    refuses them (kbit.features.selection, and at most 16 axes)."""
+    if not 1 <= axes <= _AXES_MAX:
+        raise ValueError("a pipeline takes 1..16 axes")
+    from .features import selection
+    return selection(axes, n, mask, p, bands)
 
 
 def read(r, n):
